@@ -1,0 +1,472 @@
+/**
+ * The operator commands, shared by the CLI (`deno task admin …`) and the server's operator
+ * endpoint. `runAdmin` parses argv, runs one command against a store, and answers with a
+ * JSON-ready `result` plus the same facts as text. Bad arguments come back as `ok: false`
+ * with the usage; failures of the command itself (an unknown account) are thrown.
+ *
+ * Money in results is roubles as a JSON number with at most 9 decimals (design §5); money in
+ * arguments is roubles as typed (`100`, `12.5`), parsed exactly.
+ */
+import type { Account, Generation, LedgerEntry, Store } from "../store/store.ts";
+import { NotFoundError } from "../store/errors.ts";
+import { generateKey } from "../store/keys.ts";
+import { formatRub, nanoToRub, rubToNano } from "../billing/money.ts";
+
+export type AdminReply =
+  | { ok: true; result: Record<string, unknown>; text: string }
+  | { ok: false; usage: string; error: string };
+
+export const USAGE = `Usage: deno task admin [--json] <command> [options]
+
+Commands:
+  account create --name NAME [--balance RUB]
+  account show --account ID
+  account set-default-model --account ID --model SLUG|none
+  account set-limits --account ID --rpm N|none
+  key create --account ID [--label LABEL]
+  key list --account ID
+  key revoke KEY_ID
+  key set-limits KEY_ID [--rpm N|none] [--spend RUB|none]
+  topup --account ID --amount RUB --idempotency-key K
+  balance --account ID
+  ledger --account ID
+  generations --account ID [--limit N] [--before GENERATION_ID]
+
+Amounts are roubles with at most 9 decimals (100, 12.5). Options may come in any order,
+as --opt VALUE or --opt=VALUE. --json prints one JSON object instead of text.`;
+
+/** Rows a `generations` listing shows by default, and at most (one screen; one response). */
+const GENERATIONS_LIMIT_DEFAULT = 20;
+const GENERATIONS_LIMIT_MAX = 1000;
+/** PostgreSQL `integer`. */
+const INT_MAX = 2 ** 31 - 1;
+
+/** An argument error: becomes `ok: false` with the usage. */
+class UsageError extends Error {}
+
+/** A command that refuses what it was asked (beyond a missing row): thrown, exit status 1. */
+export class CommandError extends Error {
+  override name = "CommandError";
+}
+
+interface Args {
+  /** Positionals after the command words. */
+  rest: string[];
+  opts: Map<string, string>;
+}
+
+interface Command {
+  /** Options it accepts (without `--`); all take a value. */
+  options: string[];
+  /** Positionals it takes after the command words. */
+  positionals: string[];
+  run(store: Store, args: Args, cfg: { keyPrefix: string }): Promise<Out>;
+}
+
+type Out = { result: Record<string, unknown>; text: string };
+
+/** Flags that take no value and are accepted anywhere (`--json` is the CLI's business). */
+const SWITCHES = new Set(["json", "help"]);
+
+export async function runAdmin(
+  store: Store,
+  argv: string[],
+  cfg: { keyPrefix: string },
+): Promise<AdminReply> {
+  try {
+    const { words, opts, switches } = tokenize(argv);
+    if (switches.has("help") || words[0] === "help") {
+      return { ok: true, result: { usage: USAGE }, text: USAGE };
+    }
+    if (words.length === 0) throw new UsageError("no command given");
+    const [name, command, positionals] = resolve(words);
+    for (const key of opts.keys()) {
+      if (!command.options.includes(key)) throw new UsageError(`${name}: unknown option --${key}`);
+    }
+    if (positionals.length !== command.positionals.length) {
+      const want = command.positionals.join(" ") || "no arguments";
+      throw new UsageError(`${name}: expected ${want}`);
+    }
+    const { result, text } = await command.run(store, { rest: positionals, opts }, cfg);
+    return { ok: true, result, text };
+  } catch (e) {
+    if (e instanceof UsageError) return { ok: false, usage: USAGE, error: e.message };
+    throw e;
+  }
+}
+
+function tokenize(argv: string[]) {
+  const words: string[] = [];
+  const opts = new Map<string, string>();
+  const switches = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "-h") {
+      switches.add("help");
+      continue;
+    }
+    if (!arg.startsWith("--")) {
+      words.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const key = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (key === "") throw new UsageError(`bad option: ${arg}`);
+    if (SWITCHES.has(key) && eq === -1) {
+      switches.add(key);
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("--")) {
+        throw new UsageError(`--${key} needs a value`);
+      }
+      value = next;
+      i++;
+    }
+    if (opts.has(key)) throw new UsageError(`--${key} given twice`);
+    opts.set(key, value);
+  }
+  return { words, opts, switches };
+}
+
+/** The command named by the first one or two words, and the words after it. */
+function resolve(words: string[]): [string, Command, string[]] {
+  const two = words.slice(0, 2).join(" ");
+  if (COMMANDS[two]) return [two, COMMANDS[two], words.slice(2)];
+  if (COMMANDS[words[0]]) return [words[0], COMMANDS[words[0]], words.slice(1)];
+  const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${words[0]} `));
+  if (group.length > 0) {
+    const subs = group.map((c) => c.split(" ")[1]).join(", ");
+    throw new UsageError(
+      words[1] === undefined
+        ? `${words[0]}: which one? (${subs})`
+        : `unknown command: ${two} (${words[0]} takes ${subs})`,
+    );
+  }
+  throw new UsageError(`unknown command: ${words[0]}`);
+}
+
+// --- argument readers ---
+
+function required(args: Args, key: string): string {
+  const v = args.opts.get(key);
+  if (v === undefined || v === "") throw new UsageError(`--${key} is required`);
+  return v;
+}
+
+/** Roubles as typed → nano-roubles; negative or over-precise amounts are usage errors. */
+function rub(key: string, text: string, opts: { positive?: boolean } = {}): bigint {
+  let nano: bigint;
+  try {
+    nano = rubToNano(text);
+  } catch {
+    throw new UsageError(`--${key} must be roubles with at most 9 decimals, e.g. 100 or 12.5`);
+  }
+  if (nano < 0n) throw new UsageError(`--${key} cannot be negative`);
+  if (opts.positive && nano === 0n) throw new UsageError(`--${key} must be more than zero`);
+  return nano;
+}
+
+function int(key: string, text: string, min: number, max: number): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= min && n <= max)) {
+    throw new UsageError(`--${key} must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+/** `none` clears a limit. */
+function orNone<T>(text: string | undefined, parse: (t: string) => T): T | null | undefined {
+  if (text === undefined) return undefined;
+  return text === "none" ? null : parse(text);
+}
+
+async function account(store: Store, id: string): Promise<Account> {
+  const a = await store.getAccount(id);
+  if (!a) throw new NotFoundError(`no such account: ${id}`);
+  return a;
+}
+
+// --- rendering ---
+
+const rubText = (nano: bigint) => `${formatRub(nano)} RUB`;
+const limitText = (v: unknown) => v === null || v === undefined ? "none" : String(v);
+
+function accountJson(a: Account) {
+  return {
+    id: a.id,
+    name: a.name,
+    balance: nanoToRub(a.balance),
+    held: nanoToRub(a.held),
+    default_model: a.defaultModel,
+    rpm_limit: a.rpmLimit,
+    created: a.created.toISOString(),
+  };
+}
+
+function ledgerJson(e: LedgerEntry) {
+  return {
+    id: e.id,
+    kind: e.kind,
+    amount: nanoToRub(e.amount),
+    generation_id: e.generationId,
+    idempotency_key: e.idempotencyKey,
+    created: e.created.toISOString(),
+  };
+}
+
+function generationJson(g: Generation) {
+  return {
+    id: g.id,
+    created: g.created.toISOString(),
+    endpoint: g.endpoint,
+    model: g.model,
+    provider: g.provider,
+    upstream_model: g.upstreamModel,
+    stream: g.stream,
+    status: g.status,
+    finish_reason: g.finishReason,
+    tokens: g.tokens,
+    cost: nanoToRub(g.cost),
+    usage_source: g.usageSource,
+    latency_ms: g.latencyMs,
+    error: g.error,
+  };
+}
+
+/** Aligned columns, for listings. */
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+}
+
+// --- the commands ---
+
+const COMMANDS: Record<string, Command> = {
+  "account create": {
+    options: ["name", "balance"],
+    positionals: [],
+    async run(store, args) {
+      const name = required(args, "name");
+      const balanceText = args.opts.get("balance");
+      const balance = balanceText === undefined ? 0n : rub("balance", balanceText);
+      const a = await store.createAccount(name, balance);
+      return {
+        result: { id: a.id, balance: nanoToRub(a.balance) },
+        text: `created account ${a.id} (${name}), balance ${rubText(a.balance)}`,
+      };
+    },
+  },
+
+  "account show": {
+    options: ["account"],
+    positionals: [],
+    async run(store, args) {
+      const a = await account(store, required(args, "account"));
+      return {
+        result: accountJson(a),
+        text: [
+          `account       ${a.id} (${a.name})`,
+          `balance       ${rubText(a.balance)}`,
+          `held          ${rubText(a.held)}`,
+          `default model ${a.defaultModel ?? "none"}`,
+          `rpm limit     ${limitText(a.rpmLimit)}`,
+          `created       ${a.created.toISOString()}`,
+        ].join("\n"),
+      };
+    },
+  },
+
+  "account set-default-model": {
+    options: ["account", "model"],
+    positionals: [],
+    async run(store, args) {
+      const id = required(args, "account");
+      const model = orNone(required(args, "model"), (m) => m) ?? null;
+      await store.setDefaultModel(id, model);
+      return {
+        result: { id, default_model: model },
+        text: `account ${id}: default model ${model ?? "none"}`,
+      };
+    },
+  },
+
+  "account set-limits": {
+    options: ["account", "rpm"],
+    positionals: [],
+    async run(store, args) {
+      const id = required(args, "account");
+      const rpm = orNone(required(args, "rpm"), (t) => int("rpm", t, 0, INT_MAX)) ?? null;
+      await store.setAccountRpm(id, rpm);
+      return { result: { id, rpm_limit: rpm }, text: `account ${id}: rpm limit ${limitText(rpm)}` };
+    },
+  },
+
+  "key create": {
+    options: ["account", "label"],
+    positionals: [],
+    async run(store, args, cfg) {
+      const id = required(args, "account");
+      const k = await generateKey(cfg.keyPrefix);
+      const rec = await store.createKey(id, k.hash, k.display, args.opts.get("label") ?? null);
+      return {
+        result: { id: rec.id, key: k.key },
+        text: `created key ${rec.id} for account ${id}:\n\n  ${k.key}\n\n` +
+          "This is the only time the key is shown; store it now.",
+      };
+    },
+  },
+
+  "key list": {
+    options: ["account"],
+    positionals: [],
+    async run(store, args) {
+      const a = await account(store, required(args, "account"));
+      const keys = (await store.listKeys(a.id)).map((k) => ({
+        id: k.id,
+        prefix: k.prefix,
+        label: k.label,
+        revoked: k.revoked,
+        last_used: k.lastUsed?.toISOString() ?? null,
+        created: k.created.toISOString(),
+        rpm: k.rpmLimit,
+        spend_limit: k.spendLimit === null ? null : nanoToRub(k.spendLimit),
+        spent: nanoToRub(k.spent),
+      }));
+      const rows = keys.map((k) => [
+        k.id,
+        `${k.prefix}…`,
+        k.label ?? "",
+        k.revoked ? "revoked" : "active",
+        k.last_used ?? "never used",
+        `rpm ${limitText(k.rpm)}`,
+        `spend ${k.spent}/${limitText(k.spend_limit)}`,
+      ]);
+      return {
+        result: { keys },
+        text: rows.length ? table(rows) : `account ${a.id} has no keys`,
+      };
+    },
+  },
+
+  "key revoke": {
+    options: [],
+    positionals: ["KEY_ID"],
+    async run(store, args) {
+      const [id] = args.rest;
+      if (!await store.revokeKey(id)) throw new NotFoundError(`no such key: ${id}`);
+      return { result: { id, revoked: true }, text: `revoked key ${id}` };
+    },
+  },
+
+  "key set-limits": {
+    options: ["rpm", "spend"],
+    positionals: ["KEY_ID"],
+    async run(store, args) {
+      const [id] = args.rest;
+      const rpm = orNone(args.opts.get("rpm"), (t) => int("rpm", t, 0, INT_MAX));
+      const spend = orNone(args.opts.get("spend"), (t) => rub("spend", t));
+      if (rpm === undefined && spend === undefined) {
+        throw new UsageError("key set-limits: give --rpm and/or --spend");
+      }
+      await store.setKeyLimits(id, { rpm, spend });
+      const result: Record<string, unknown> = { id };
+      const text: string[] = [];
+      if (rpm !== undefined) {
+        result.rpm = rpm;
+        text.push(`rpm limit ${limitText(rpm)}`);
+      }
+      if (spend !== undefined) {
+        result.spend_limit = spend === null ? null : nanoToRub(spend);
+        text.push(`spend limit ${spend === null ? "none" : rubText(spend)}`);
+      }
+      return { result, text: `key ${id}: ${text.join(", ")}` };
+    },
+  },
+
+  "topup": {
+    options: ["account", "amount", "idempotency-key"],
+    positionals: [],
+    async run(store, args) {
+      const id = required(args, "account");
+      const amount = rub("amount", required(args, "amount"), { positive: true });
+      const idem = required(args, "idempotency-key");
+      await account(store, id);
+      const { entry, applied } = await store.topup(id, amount, idem);
+      if (!applied && (entry.accountId !== id || entry.amount !== amount)) {
+        // Nothing changed, but the operator meant something else: say so, loudly.
+        throw new CommandError(
+          `idempotency key ${idem} was already used to credit ${rubText(entry.amount)} to ` +
+            `${entry.accountId}; nothing was done`,
+        );
+      }
+      const a = await account(store, id);
+      return {
+        result: { applied, balance: nanoToRub(a.balance) },
+        text: applied
+          ? `credited ${rubText(amount)} to ${id}; balance ${rubText(a.balance)}`
+          : `already applied (idempotency key ${idem}); balance ${rubText(a.balance)}`,
+      };
+    },
+  },
+
+  "balance": {
+    options: ["account"],
+    positionals: [],
+    async run(store, args) {
+      const a = await account(store, required(args, "account"));
+      return {
+        result: { balance: nanoToRub(a.balance), held: nanoToRub(a.held) },
+        text: `balance ${rubText(a.balance)}, held ${rubText(a.held)}, available ` +
+          rubText(a.balance - a.held),
+      };
+    },
+  },
+
+  "ledger": {
+    options: ["account"],
+    positionals: [],
+    async run(store, args) {
+      const a = await account(store, required(args, "account"));
+      const entries = await store.listLedger(a.id);
+      const rows = entries.map((e) => [
+        e.created.toISOString(),
+        e.kind,
+        formatRub(e.amount),
+        e.generationId ?? e.idempotencyKey ?? "",
+      ]);
+      return {
+        result: { entries: entries.map(ledgerJson) },
+        text: rows.length ? table(rows) : `account ${a.id} has no ledger entries`,
+      };
+    },
+  },
+
+  "generations": {
+    options: ["account", "limit", "before"],
+    positionals: [],
+    async run(store, args) {
+      const a = await account(store, required(args, "account"));
+      const limitArg = args.opts.get("limit");
+      const limit = limitArg === undefined
+        ? GENERATIONS_LIMIT_DEFAULT
+        : int("limit", limitArg, 1, GENERATIONS_LIMIT_MAX);
+      const gens = await store.listGenerations(a.id, { limit, before: args.opts.get("before") });
+      const rows = gens.map((g) => [
+        g.created.toISOString(),
+        g.id,
+        g.model,
+        g.status,
+        formatRub(g.cost),
+        `${g.tokens.input ?? "?"}→${g.tokens.output ?? "?"}`,
+      ]);
+      return {
+        result: { generations: gens.map(generationJson) },
+        text: rows.length ? table(rows) : `account ${a.id} has no generations`,
+      };
+    },
+  },
+};

@@ -1,0 +1,147 @@
+/**
+ * Method + path → endpoint; nothing else. Each endpoint names its error envelope so that a
+ * wrong method on a known path answers 405 in that endpoint's own envelope, and everything
+ * unknown (including `/v1/messages/count_tokens`) is the spec's plain-text 404.
+ */
+import {
+  type EnvelopeFamily,
+  renderError,
+  renderNotFound,
+  renderRateLimited,
+} from "./http/envelopes.ts";
+import { GatewayError, internalError, isGatewayError } from "./http/gateway_error.ts";
+import type { AppContext } from "./pipeline/context.ts";
+import { handleText } from "./pipeline/pipeline.ts";
+import { getGeneration, listGenerations } from "./pipeline/generations.ts";
+import { FORMATS } from "./formats/mod.ts";
+import type { Listing } from "./catalogue/listing.ts";
+
+export interface AppExtras {
+  listing: Listing;
+  /** Extra routes mounted by main.ts (operator API, files, embeddings, images). */
+  routes?: Route[];
+}
+
+export interface Route {
+  method: string;
+  /** Exact path, or a prefix ending in "/" whose remainder is passed as `rest`. */
+  path: string;
+  envelope: EnvelopeFamily;
+  handle: (
+    req: Request,
+    rest: string,
+    info: { remoteAddr: string },
+  ) => Promise<Response> | Response;
+}
+
+export type Handler = (req: Request, info?: { remoteAddr: string }) => Promise<Response>;
+
+export function createApp(app: AppContext, extras: AppExtras): Handler {
+  const routes: Route[] = [
+    { method: "GET", path: "/healthz", envelope: "generic", handle: () => text("ok") },
+    {
+      method: "GET",
+      path: "/readyz",
+      envelope: "generic",
+      handle: async () => {
+        if (app.draining) return text("draining", 503);
+        try {
+          await app.store.ping();
+          return text("ready");
+        } catch {
+          return text("store unreachable", 503);
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/models",
+      envelope: "generic",
+      handle: (r) => extras.listing.models(r),
+    },
+    {
+      method: "GET",
+      path: "/v1/embeddings/models",
+      envelope: "coded",
+      handle: (r) => extras.listing.embeddingModels(r),
+    },
+    {
+      method: "POST",
+      path: "/v1/chat/completions",
+      envelope: "generic",
+      handle: (r) => handleText(FORMATS.chat, r, app),
+    },
+    {
+      method: "POST",
+      path: "/v1/messages",
+      envelope: "messages",
+      handle: (r) => handleText(FORMATS.messages, r, app),
+    },
+    {
+      method: "POST",
+      path: "/v1/responses",
+      envelope: "generic",
+      handle: (r) => handleText(FORMATS.responses, r, app),
+    },
+    {
+      method: "GET",
+      path: "/v1/generations",
+      envelope: "generic",
+      handle: (r) => listGenerations(r, app),
+    },
+    {
+      method: "GET",
+      path: "/v1/generations/",
+      envelope: "generic",
+      handle: (r, rest) => getGeneration(r, decodeURIComponent(rest), app),
+    },
+    ...(extras.routes ?? []),
+  ];
+  const exact = new Map<string, Route[]>();
+  const prefixed: Route[] = [];
+  for (const r of routes) {
+    if (r.path.endsWith("/") && r.path.length > 1) prefixed.push(r);
+    else exact.set(r.path, [...(exact.get(r.path) ?? []), r]);
+  }
+
+  return async (req, info) => {
+    const url = new URL(req.url);
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+    let candidates = exact.get(path);
+    let rest = "";
+    if (!candidates) {
+      const p = prefixed.find((r) => path.startsWith(r.path) && path.length > r.path.length);
+      if (p && !path.slice(p.path.length).includes("/")) {
+        candidates = prefixed.filter((r) => r.path === p.path);
+        rest = path.slice(p.path.length);
+      }
+    }
+    if (!candidates) return renderNotFound();
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    const route = candidates.find((r) => r.method === method);
+    if (!route) {
+      const allow = candidates.map((r) => r.method).join(", ");
+      return renderError(
+        candidates[0].envelope,
+        new GatewayError(405, `method ${req.method} is not allowed on ${path}; use ${allow}`),
+        { allow },
+      );
+    }
+    try {
+      return await route.handle(req, rest, info ?? { remoteAddr: "" });
+    } catch (e) {
+      if (isGatewayError(e)) {
+        if (e.code === "RATE_LIMITED" && e.status === 429) {
+          return renderRateLimited(e.retryAfter ?? 1);
+        }
+        return renderError(route.envelope, e);
+      }
+      app.log.log("error", "unhandled error", { path, error: (e as Error)?.name });
+      return renderError(route.envelope, internalError());
+    }
+  };
+}
+
+function text(body: string, status = 200): Response {
+  return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+}

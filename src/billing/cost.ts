@@ -1,0 +1,150 @@
+import type { Usage } from "../events/usage.ts";
+import {
+  add,
+  ceilNano,
+  type Dec,
+  isZero,
+  mul,
+  mulInt,
+  nanoToRub,
+  parseDec,
+  roundNano,
+  ZERO,
+} from "./money.ts";
+
+/**
+ * Pure cost arithmetic. Prices are USD decimal strings per token (the catalogue's, or a
+ * provider's override); the result is nano-roubles, rounded up once per generation.
+ */
+export interface Rates {
+  usdRub: Dec;
+  /** 1 + MARKUP. */
+  markupFactor: Dec;
+}
+
+export function makeRates(usdRub: string, markup: string): Rates {
+  return { usdRub: parseDec(usdRub), markupFactor: add(parseDec("1"), parseDec(markup)) };
+}
+
+export type PriceTable = Record<string, string | undefined>;
+
+export interface CostResult {
+  /** The debit, nano-roubles, markup included. */
+  nano: bigint;
+  /** Roubles before markup, by part (only non-zero parts besides input and output). */
+  details: Record<string, number>;
+}
+
+/** A price key as an exact decimal; missing, malformed or dynamic ("-1") prices count as 0. */
+function price(prices: PriceTable, key: string): Dec {
+  const v = prices[key];
+  if (v === undefined || v === "") return ZERO;
+  try {
+    const d = parseDec(v);
+    return d.n < 0n ? ZERO : d;
+  } catch {
+    return ZERO;
+  }
+}
+
+/**
+ * The USD parts of a usage at a price table. Cached tokens are billed at the cache price
+ * when the model lists one, else at the prompt price: a catalogue entry without a cache
+ * price must never make cached input free. Reasoning tokens are part of `output`; they are
+ * billed at `internal_reasoning` when the model lists it, else as ordinary output.
+ */
+export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
+  const input = usage.input ?? 0;
+  const cacheRead = usage.cacheRead ?? 0;
+  const cacheWrite = usage.cacheWrite ?? 0;
+  const output = usage.output ?? 0;
+  const reasoningPrice = price(prices, "internal_reasoning");
+  const reasoning = isZero(reasoningPrice) ? 0 : Math.min(usage.reasoning ?? 0, output);
+  const prompt = price(prices, "prompt");
+  const readPrice = price(prices, "input_cache_read");
+  const writePrice = price(prices, "input_cache_write");
+  const parts: Record<string, Dec> = {
+    upstream_inference_input_cost: mulInt(prompt, Math.max(0, input - cacheRead - cacheWrite)),
+    upstream_inference_output_cost: mulInt(price(prices, "completion"), output - reasoning),
+    upstream_inference_cache_read_cost: mulInt(isZero(readPrice) ? prompt : readPrice, cacheRead),
+    upstream_inference_cache_write_cost: mulInt(
+      isZero(writePrice) ? prompt : writePrice,
+      cacheWrite,
+    ),
+    upstream_inference_reasoning_cost: mulInt(reasoningPrice, reasoning),
+    upstream_inference_request_cost: price(prices, "request"),
+    upstream_inference_image_cost: mulInt(price(prices, "image"), extra?.images ?? 0),
+  };
+  return parts;
+}
+
+/** The always-present parts of `cost_details`; the others appear when non-zero. */
+const ALWAYS = new Set(["upstream_inference_input_cost", "upstream_inference_output_cost"]);
+
+/**
+ * Cost of one generation. When the upstream reported its own cost (USD), it wins: the total
+ * is that figure, and the itemised parts are the price table's scaled to it (or all input
+ * when the table has nothing to scale).
+ */
+export function computeCost(
+  usage: Usage,
+  prices: PriceTable,
+  rates: Rates,
+  extra?: { images?: number },
+): CostResult {
+  const parts = usdParts(usage, prices, extra);
+  let totalUsd = Object.values(parts).reduce(add, ZERO);
+  let scale: [Dec, Dec] | undefined;
+  if (usage.costUsd !== undefined) {
+    let reported: Dec | undefined;
+    try {
+      reported = parseDec(usage.costUsd);
+    } catch { /* an unreadable upstream figure falls back to the price table */ }
+    if (reported && reported.n >= 0n) {
+      if (isZero(totalUsd)) {
+        for (const k of Object.keys(parts)) parts[k] = ZERO;
+        parts.upstream_inference_input_cost = reported;
+      } else scale = [reported, totalUsd];
+      totalUsd = reported;
+    }
+  }
+  const nano = ceilNano(mul(mul(totalUsd, rates.usdRub), rates.markupFactor));
+  const details: Record<string, number> = {};
+  for (const [k, usd] of Object.entries(parts)) {
+    let rubNano = roundNano(mul(usd, rates.usdRub));
+    if (scale) {
+      // Display-only proportional split; the debit above is exact.
+      const [num, den] = scale;
+      const n = rubNano * num.n * 10n ** BigInt(den.scale);
+      const d = den.n * 10n ** BigInt(num.scale);
+      rubNano = d === 0n ? 0n : (n + d / 2n) / d;
+    }
+    if (rubNano !== 0n || ALWAYS.has(k)) details[k] = nanoToRub(rubNano);
+  }
+  return { nano, details };
+}
+
+/**
+ * The hold for a call before it runs: the prompt estimate at the prompt price plus every
+ * allowed output token at the dearer of completion and reasoning prices. Rounded up; the
+ * real cost can only exceed it when the upstream reports more prompt tokens than estimated
+ * (the documented estimate error; see README, "Spend safety").
+ */
+export function estimateHold(
+  promptTokens: number,
+  maxOutputTokens: number,
+  prices: PriceTable,
+  rates: Rates,
+): bigint {
+  const completion = price(prices, "completion");
+  const reasoning = price(prices, "internal_reasoning");
+  const outPrice = completion.n * 10n ** BigInt(reasoning.scale) >=
+      reasoning.n * 10n ** BigInt(completion.scale)
+    ? completion
+    : reasoning;
+  const usd = add(
+    add(mulInt(price(prices, "prompt"), promptTokens), mulInt(outPrice, maxOutputTokens)),
+    price(prices, "request"),
+  );
+  return ceilNano(mul(mul(usd, rates.usdRub), rates.markupFactor));
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { computeCost, estimateHold, makeRates } from "./cost.ts";
+
+const rates = makeRates("100", "0.1"); // easy numbers: 1 USD = 100 RUB, 10 % markup
+const prices = {
+  prompt: "0.000001",
+  completion: "0.000002",
+  input_cache_read: "0.0000001",
+  input_cache_write: "0.00000125",
+};
+
+Deno.test("cost of plain usage: tokens × price × rate × markup, rounded once", () => {
+  const r = computeCost({ input: 1000, output: 500 }, prices, rates);
+  // (1000×1e-6 + 500×2e-6) USD = 0.002 USD = 0.2 RUB; ×1.1 = 0.22 RUB
+  assert.equal(r.nano, 220_000_000n);
+  assert.deepEqual(r.details, {
+    upstream_inference_input_cost: 0.1,
+    upstream_inference_output_cost: 0.1,
+  });
+});
+
+Deno.test("cached input is billed at the cache prices and not again at the prompt price", () => {
+  const r = computeCost({ input: 1000, cacheRead: 600, cacheWrite: 100, output: 0 }, prices, rates);
+  // uncached 300×1e-6 + 600×1e-7 + 100×1.25e-6 = 3e-4+6e-5+1.25e-4 = 4.85e-4 USD → 0.0485 RUB ×1.1
+  assert.equal(r.nano, 53_350_000n);
+  assert.equal(r.details.upstream_inference_cache_read_cost, 0.006);
+  assert.equal(r.details.upstream_inference_cache_write_cost, 0.0125);
+});
+
+Deno.test("without a cache price, cached tokens cost the prompt price, never nothing", () => {
+  const r = computeCost({ input: 100, cacheRead: 100 }, { prompt: "0.000001" }, rates);
+  assert.equal(r.nano, 11_000_000n);
+});
+
+Deno.test("a fraction of a nano-rouble is rounded up once for the whole generation", () => {
+  const r = computeCost(
+    { input: 1, output: 1 },
+    { prompt: "0.0000000001", completion: "0" },
+    rates,
+  );
+  // 1e-10 USD ×100 ×1.1 = 1.1e-8 RUB = 11 nano exactly
+  assert.equal(r.nano, 11n);
+  const r2 = computeCost({ input: 1 }, { prompt: "0.00000000000001" }, rates);
+  assert.equal(r2.nano, 1n);
+});
+
+Deno.test("the upstream's own reported cost wins over the price table", () => {
+  const r = computeCost({ input: 1000, output: 500, costUsd: "0.004" }, prices, rates);
+  assert.equal(r.nano, 440_000_000n);
+  assert.equal(r.details.upstream_inference_input_cost, 0.2);
+  assert.equal(r.details.upstream_inference_output_cost, 0.2);
+});
+
+Deno.test("unknown usage costs nothing but the request price", () => {
+  assert.equal(computeCost({}, { ...prices, request: "0.01" }, rates).nano, 1_100_000_000n);
+});
+
+Deno.test("reasoning tokens use internal_reasoning when priced, else the completion price", () => {
+  const withR = computeCost({ output: 100, reasoning: 40 }, {
+    completion: "0.000002",
+    internal_reasoning: "0.000003",
+  }, rates);
+  // 60×2e-6 + 40×3e-6 = 2.4e-4 USD → 0.024 RUB ×1.1 = 0.0264
+  assert.equal(withR.nano, 26_400_000n);
+  const without = computeCost({ output: 100, reasoning: 40 }, { completion: "0.000002" }, rates);
+  assert.equal(without.nano, 22_000_000n);
+});
+
+Deno.test("the hold covers the prompt estimate and every allowed output token", () => {
+  assert.equal(estimateHold(1000, 500, prices, rates), 220_000_000n);
+  assert.equal(
+    estimateHold(0, 10, { completion: "0.000001", internal_reasoning: "0.000005" }, rates),
+    5_500_000n,
+  );
+});

@@ -1,0 +1,97 @@
+import { createHash } from "node:crypto";
+import { type Catalogue, type CatalogueModel, STANDARD_PRICE_KEYS } from "./catalogue.ts";
+import { publicPricing, type Rates } from "./pricing.ts";
+
+/**
+ * GET /v1/models and GET /v1/embeddings/models. The catalogue is fixed for the life of the
+ * process, so each body is rendered once, with a strong ETag, and served from memory; the
+ * edge caches it (spec: "cached at the network edge") and revalidates with If-None-Match.
+ */
+export interface Listing {
+  models(req: Request): Response;
+  embeddingModels(req: Request): Response;
+}
+
+/** Browsers re-check after a minute; shared caches hold five, since prices change by redeploy. */
+const CACHE_CONTROL = "public, max-age=60, s-maxage=300";
+
+export function createListing(catalogue: Catalogue, rates: Rates): Listing {
+  const generative = catalogue.generative().map((m) => publicModel(m, rates));
+  const aliases = catalogue.aliases().map(({ alias, target }) => ({
+    ...publicModel(target, rates),
+    id: alias.id,
+    canonical_slug: alias.canonical_slug,
+    name: alias.name,
+    created: alias.created,
+    description: alias.description,
+  }));
+  const models = cachedJson({ data: newestFirst([...generative, ...aliases]) });
+  const embeddings = cachedJson({
+    data: newestFirst(catalogue.embeddingModels().map((m) => publicModel(m, rates))),
+  });
+  return { models, embeddingModels: embeddings };
+}
+
+/**
+ * The spec's Model object, field for field, prices in roubles with markup. Seed-only fields
+ * (image capabilities, dimensions, tiered prices, output cap) are for the gateway, not shown.
+ */
+export function publicModel(m: CatalogueModel, rates: Rates) {
+  const usd: Record<string, string> = {};
+  for (const key of STANDARD_PRICE_KEYS) usd[key] = m.pricing[key] ?? "0";
+  return {
+    id: m.id,
+    canonical_slug: m.canonical_slug,
+    name: m.name,
+    created: m.created,
+    description: m.description,
+    context_length: m.context_length,
+    architecture: {
+      input_modalities: m.architecture.input_modalities,
+      output_modalities: m.architecture.output_modalities,
+      tokenizer: m.architecture.tokenizer,
+      instruct_type: m.architecture.instruct_type,
+    },
+    pricing: publicPricing(usd, rates),
+    per_request_limits: m.per_request_limits,
+    supported_parameters: m.supported_parameters,
+  };
+}
+
+type PublicModel = ReturnType<typeof publicModel>;
+
+/** As the upstream lists them: newest first; id breaks ties so the body (and ETag) is stable. */
+function newestFirst(models: PublicModel[]): PublicModel[] {
+  return models.sort((a, b) => b.created - a.created || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function cachedJson(value: unknown): (req: Request) => Response {
+  const body = JSON.stringify(value);
+  const etag = `"${createHash("sha256").update(body).digest("base64url")}"`;
+  return (req) => {
+    const headers = { "etag": etag, "cache-control": CACHE_CONTROL };
+    if (matchesNoneMatch(req.headers.get("if-none-match"), etag)) {
+      return new Response(null, { status: 304, headers });
+    }
+    const full = { ...headers, "content-type": "application/json" };
+    return new Response(req.method === "HEAD" ? null : body, { status: 200, headers: full });
+  };
+}
+
+/**
+ * RFC 9110 §13.1.2: If-None-Match is a list of entity tags or "*", compared weakly — an edge
+ * that compressed the body may hand back our tag as W/"…", which still names this body.
+ */
+export function matchesNoneMatch(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  if (header.trim() === "*") return true;
+  const ours = opaque(etag);
+  for (const m of header.matchAll(/(?:W\/)?("[^"]*")/g)) {
+    if (m[1] === ours) return true;
+  }
+  return false;
+}
+
+function opaque(tag: string): string {
+  return tag.startsWith("W/") ? tag.slice(2) : tag;
+}

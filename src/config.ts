@@ -1,0 +1,63 @@
+import { z } from "zod";
+
+/**
+ * Every setting comes from the environment and is validated here, once, at start. A bad
+ * value stops start-up with one line naming the variable (see `loadConfig`). Provider keys
+ * (`OPENAI_API_KEY`, …) are not here: the providers file names the variable each provider
+ * reads, so keys never pass through a config object that might be logged.
+ */
+const decimal = z.string().regex(/^\d+(\.\d+)?$/, "a non-negative decimal such as 92.5");
+const optionalUrl = z.string().url().optional();
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: optionalUrl,
+  REDIS_URL: optionalUrl,
+  BLOB_URL: z.string().min(1).optional(),
+  PUBLIC_BASE_URL: optionalUrl,
+  USD_RUB: decimal.default("92.5"),
+  MARKUP: decimal.default("0.05"),
+  KEY_PREFIX: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, "lowercase letters and digits").default(
+    "tg",
+  ),
+  ADMIN_TOKEN: z.string().min(16, "at least 16 characters").optional(),
+  DEMO_BALANCE_RUB: decimal.default("1000"),
+  PROVIDERS_FILE: z.string().min(1).optional(),
+  CATALOGUE_FILE: z.string().min(1).optional(),
+  CANCEL_POLICY: z.enum(["abort", "drain"]).default("abort"),
+  DRAIN_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  RATE_LIMIT_RPM: z.coerce.number().int().min(0).default(600),
+  ACCOUNT_RATE_LIMIT_RPM: z.coerce.number().int().min(0).default(3000),
+  BODY_MAX_BYTES: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
+  SWEEP_AFTER_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {}
+
+/** Validates `env`; throws a `ConfigError` whose message is one line naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== "") cleaned[key] = v;
+  }
+  const r = schema.safeParse(cleaned);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const name = String(issue.path[0]);
+    throw new ConfigError(
+      `config: ${name}=${JSON.stringify(cleaned[name] ?? "")} is invalid: ${issue.message}`,
+    );
+  }
+  return r.data;
+}
+
+export function loadConfig(): Config {
+  return parseConfig(Deno.env.toObject());
+}

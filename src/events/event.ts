@@ -1,0 +1,59 @@
+import type { GatewayError } from "../http/gateway_error.ts";
+import type { Usage } from "./usage.ts";
+
+/**
+ * The internal event vocabulary. Every upstream decoder writes it; the meter and every client
+ * encoder read it. Text, reasoning and tool calls have an explicit start / delta / end
+ * lifecycle so that encoders with blocks (messages) or items (responses) translate instead of
+ * guessing. Decoders of formats without boundaries (chat) infer them once, in the decoder.
+ *
+ * Ordering guarantees a decoder must keep:
+ * - `response_start` first (at most once);
+ * - a `*_start` before its deltas, its `*_end` after them; text and reasoning blocks do not
+ *   interleave with each other, tool calls may (chat streams parallel calls by index);
+ * - `usage` may come more than once (later reports refine earlier ones, see `mergeUsage`);
+ * - `finish` at most once, after all blocks are ended;
+ * - `error` ends the stream: nothing but `usage` follows it.
+ */
+export type Event =
+  | { type: "response_start"; id?: string; model?: string }
+  | { type: "text_start" }
+  | { type: "text_delta"; delta: string }
+  | { type: "text_end" }
+  | { type: "reasoning_start" }
+  | { type: "reasoning_delta"; delta: string }
+  /** A vendor signature over the reasoning block; only meaningful to the same vendor. */
+  | { type: "reasoning_signature"; signature: string }
+  /** Reasoning the vendor returned encrypted (Anthropic `redacted_thinking`, OpenAI `encrypted_content`). */
+  | { type: "reasoning_redacted"; data: string }
+  | { type: "reasoning_end" }
+  | { type: "tool_call_start"; index: number; id: string; name: string }
+  | { type: "tool_call_delta"; index: number; json: string }
+  | { type: "tool_call_end"; index: number }
+  | { type: "usage"; usage: Usage }
+  | { type: "finish"; reason: FinishReason; stopSequence?: string | null }
+  | { type: "error"; error: GatewayError }
+  /** Added by the meter after the last upstream event: what was debited. */
+  | { type: "cost"; cost: CostReport };
+
+/**
+ * Why generation stopped. `stop_sequence` is kept apart from `stop` because the messages
+ * format distinguishes them; chat folds both into `stop`.
+ */
+export type FinishReason =
+  | "stop"
+  | "stop_sequence"
+  | "length"
+  | "tool_calls"
+  | "content_filter"
+  | "error";
+
+/** The cost figures every response carries: `cost` in roubles, `cost_details` itemised. */
+export interface CostReport {
+  /** Roubles debited, markup included, as a JSON number with at most 9 decimals. */
+  cost: number;
+  /** Roubles before markup by part: upstream_inference_input_cost, …_output_cost, … */
+  details: Record<string, number>;
+  /** The usage the cost was computed from, after fall-backs (counted tokens). */
+  usage: Usage;
+}

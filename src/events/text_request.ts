@@ -1,0 +1,112 @@
+/**
+ * The internal form of a text-generation request. Each client format maps its body to this
+ * (`toInternal`) and each upstream protocol maps it back to a wire body (`fromInternal`).
+ * Fields a format cannot express are dropped by that format's `fromInternal`, never invented.
+ */
+export interface TextRequest {
+  /** Catalogue slug after alias resolution. */
+  model: string;
+  system: TextPart[];
+  messages: Message[];
+  tools?: Tool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  seed?: number;
+  stop?: string[];
+  responseFormat?: ResponseFormat;
+  reasoning?: ReasoningSettings;
+  stream: boolean;
+  /** End-user id for the upstream's abuse monitoring (chat `user`, messages `metadata.user_id`). */
+  user?: string;
+}
+
+export interface CacheControl {
+  type: string;
+  ttl?: string;
+}
+
+export interface TextPart {
+  type: "text";
+  text: string;
+  cacheControl?: CacheControl;
+}
+
+export interface ImagePart {
+  type: "image";
+  /** An http(s) URL or a `data:` URL. */
+  url: string;
+  cacheControl?: CacheControl;
+}
+
+export interface ReasoningPart {
+  type: "reasoning";
+  text: string;
+  /** Vendor signature: replayed to the same vendor, dropped for another. */
+  signature?: string;
+  /** Opaque encrypted reasoning (redacted_thinking data, encrypted_content). */
+  redacted?: string;
+}
+
+export interface ToolCallPart {
+  type: "tool_call";
+  id: string;
+  name: string;
+  /** The arguments as a JSON text, exactly as the model produced them. */
+  arguments: string;
+  cacheControl?: CacheControl;
+}
+
+export interface ToolResultPart {
+  type: "tool_result";
+  callId: string;
+  content: (TextPart | ImagePart)[];
+  isError?: boolean;
+  cacheControl?: CacheControl;
+}
+
+export type Part = TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart;
+
+/**
+ * Tool results travel in `user` messages (the messages format's model); the chat codec turns
+ * chat's `tool` role messages into them and back.
+ */
+export interface Message {
+  role: "user" | "assistant";
+  parts: Part[];
+}
+
+export interface Tool {
+  name: string;
+  description?: string;
+  /** JSON schema of the arguments. */
+  parameters: Record<string, unknown>;
+  strict?: boolean;
+  cacheControl?: CacheControl;
+}
+
+export type ToolChoice =
+  | { type: "auto" }
+  | { type: "none" }
+  | { type: "required" }
+  | { type: "tool"; name: string };
+
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+export interface ReasoningSettings {
+  /** OpenAI-style effort; mapped to a budget for vendors that take one. */
+  effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  /** Anthropic-style thinking budget; mapped to an effort for vendors that take one. */
+  budgetTokens?: number;
+  /** Whether reasoning text should be returned (summary) where the vendor supports it. */
+  summary?: "auto" | "concise" | "detailed";
+  enabled?: boolean;
+}

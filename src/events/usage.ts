@@ -1,0 +1,31 @@
+/**
+ * Token usage as reported by an upstream (or counted by the gateway).
+ *
+ * Conventions, the same for every format:
+ * - `input` is ALL prompt tokens, cache reads and cache writes included (chat's
+ *   `prompt_tokens`). The messages format reports uncached input only; its decoder adds the
+ *   cache figures back so that cost comes out the same whichever way usage was reported.
+ * - `output` is all generated tokens, reasoning included; `reasoning` is the part of it spent
+ *   on reasoning.
+ * - A field that was not reported is `undefined` — unknown, never zero.
+ * - `costUsd` is the upstream's own reported cost (OpenRouter's `usage.cost`); it wins over
+ *   the price table when present.
+ */
+export interface Usage {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+  costUsd?: string;
+}
+
+/** Merges a later usage report into an earlier one: later known fields win. */
+export function mergeUsage(a: Usage, b: Usage): Usage {
+  const out: Usage = { ...a };
+  for (const k of Object.keys(b) as (keyof Usage)[]) {
+    const v = b[k];
+    if (v !== undefined && v !== null) (out as Record<string, unknown>)[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,271 @@
+/**
+ * openai-chat upstream → internal events, for streams (`createChatDecoder`) and whole bodies
+ * (`decodeChatBody`), through the same bookkeeping so both give the same sequence.
+ *
+ * Chat has no block boundaries, so they are inferred here, once: a text or reasoning block
+ * opens on its first non-empty delta and closes when the other kind starts, when a tool call
+ * starts, or at the finish; tool calls open on first sight of their index and all close at
+ * the finish. Each SSE event is parsed with one `JSON.parse`; upstream schemas are read
+ * leniently (only the fields used, any of them may be missing or null).
+ */
+import type { Emit, StreamDecoder } from "../codec.ts";
+import type { SseEvent } from "../sse.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import { decodeChatStreamError } from "./errors.ts";
+import { finishFromChat } from "./finish_reason.ts";
+import { usageFromChat } from "./usage.ts";
+
+type Obj = Record<string, unknown>;
+
+const obj = (v: unknown): Obj | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+const str = (v: unknown): string | undefined => typeof v === "string" ? v : undefined;
+
+/** A tool call being streamed; `index` is ours (dense, in order of first sight). */
+interface ToolSlot {
+  index: number;
+  id?: string;
+}
+
+/** Block bookkeeping shared by the stream and body decoders. */
+class ChatFold {
+  started = false;
+  /** `finish` was emitted: later content is ignored, later usage is not. */
+  finished = false;
+  /** An `error` was emitted: only usage may follow. */
+  failed = false;
+  #text = false;
+  #reasoning = false;
+  #open: ToolSlot[] = [];
+  #byUpstream = new Map<number, ToolSlot>();
+  #last: ToolSlot | undefined;
+  #next = 0;
+
+  get terminal(): boolean {
+    return this.finished || this.failed;
+  }
+
+  start(id: unknown, model: unknown, emit: Emit): void {
+    if (this.started) return;
+    this.started = true;
+    const e: { type: "response_start"; id?: string; model?: string } = { type: "response_start" };
+    if (typeof id === "string") e.id = id;
+    if (typeof model === "string") e.model = model;
+    emit(e);
+  }
+
+  /** A delta (stream) or a message (body): reasoning first, then text, then tool calls. */
+  delta(d: Obj, emit: Emit): void {
+    const reasoning = str(d.reasoning_content) ?? str(d.reasoning);
+    if (reasoning) this.reasoning(reasoning, emit);
+    if (Array.isArray(d.reasoning_details)) this.reasoningDetails(d.reasoning_details, emit);
+    const text = str(d.content) || str(d.refusal);
+    if (text) this.text(text, emit);
+    if (Array.isArray(d.tool_calls)) {
+      for (const tc of d.tool_calls) {
+        const o = obj(tc);
+        if (o) this.toolCall(o, emit);
+      }
+    }
+  }
+
+  text(delta: string, emit: Emit): void {
+    if (this.#reasoning) this.#endReasoning(emit);
+    if (!this.#text) {
+      this.#text = true;
+      emit({ type: "text_start" });
+    }
+    emit({ type: "text_delta", delta });
+  }
+
+  reasoning(delta: string, emit: Emit): void {
+    this.#openReasoning(emit);
+    emit({ type: "reasoning_delta", delta });
+  }
+
+  /** OpenRouter's `reasoning_details`: only signatures and encrypted reasoning are new here. */
+  reasoningDetails(details: unknown[], emit: Emit): void {
+    for (const d of details) {
+      const o = obj(d);
+      if (!o) continue;
+      const signature = str(o.signature);
+      if (signature) {
+        this.#openReasoning(emit);
+        emit({ type: "reasoning_signature", signature });
+      }
+      const data = o.type === "reasoning.encrypted" ? str(o.data) : undefined;
+      if (data) {
+        this.#openReasoning(emit);
+        emit({ type: "reasoning_redacted", data });
+      }
+    }
+  }
+
+  toolCall(tc: Obj, emit: Emit): void {
+    const upstream = typeof tc.index === "number" ? tc.index : undefined;
+    const id = str(tc.id) || undefined;
+    const fn = obj(tc.function);
+    let slot = upstream === undefined ? this.#last : this.#byUpstream.get(upstream);
+    // Some OpenAI-compatible vendors send every call with index 0 (or none), told apart only
+    // by a new id; a new id is a new call.
+    if (slot && id !== undefined && slot.id !== undefined && slot.id !== id) slot = undefined;
+    if (!slot) {
+      if (this.#text) this.#endText(emit);
+      if (this.#reasoning) this.#endReasoning(emit);
+      slot = { index: this.#next++, id };
+      this.#open.push(slot);
+      this.#byUpstream.set(upstream ?? slot.index, slot);
+      emit({
+        type: "tool_call_start",
+        index: slot.index,
+        id: id ?? `call_${slot.index}`,
+        name: str(fn?.name) ?? "",
+      });
+    }
+    this.#last = slot;
+    const args = str(fn?.arguments);
+    if (args) emit({ type: "tool_call_delta", index: slot.index, json: args });
+  }
+
+  finish(reason: string, emit: Emit): void {
+    this.#closeAll(emit);
+    this.finished = true;
+    emit({ type: "finish", reason: finishFromChat(reason) });
+  }
+
+  usage(raw: unknown, emit: Emit): void {
+    const usage = usageFromChat(raw);
+    if (usage) emit({ type: "usage", usage });
+  }
+
+  fail(error: GatewayError, emit: Emit): void {
+    this.failed = true;
+    emit({ type: "error", error });
+  }
+
+  #openReasoning(emit: Emit): void {
+    if (this.#text) this.#endText(emit);
+    if (!this.#reasoning) {
+      this.#reasoning = true;
+      emit({ type: "reasoning_start" });
+    }
+  }
+
+  #endText(emit: Emit): void {
+    this.#text = false;
+    emit({ type: "text_end" });
+  }
+
+  #endReasoning(emit: Emit): void {
+    this.#reasoning = false;
+    emit({ type: "reasoning_end" });
+  }
+
+  #closeAll(emit: Emit): void {
+    if (this.#text) this.#endText(emit);
+    if (this.#reasoning) this.#endReasoning(emit);
+    for (const slot of this.#open) emit({ type: "tool_call_end", index: slot.index });
+    this.#open = [];
+  }
+}
+
+/** The first choice (n is always 1 here; other choices, if any, are ignored). */
+function firstChoice(c: Obj): Obj | undefined {
+  const choices = c.choices;
+  if (!Array.isArray(choices)) return undefined;
+  for (const ch of choices) {
+    const o = obj(ch);
+    if (o && (o.index === 0 || o.index === undefined)) return o;
+  }
+  return undefined;
+}
+
+/** Decoder of one openai-chat SSE stream. */
+export function createChatDecoder(): StreamDecoder {
+  const fold = new ChatFold();
+  let done = false;
+
+  function chunk(c: Obj, emit: Emit): void {
+    if (c.error != null) {
+      if (!fold.failed) fold.fail(decodeChatStreamError(c.error), emit);
+      if (c.usage != null) fold.usage(c.usage, emit);
+      return;
+    }
+    if (fold.failed) {
+      if (c.usage != null) fold.usage(c.usage, emit);
+      return;
+    }
+    fold.start(c.id, c.model, emit);
+    if (!fold.finished) {
+      const choice = firstChoice(c);
+      if (choice) {
+        const delta = obj(choice.delta);
+        if (delta) fold.delta(delta, emit);
+        const reason = str(choice.finish_reason);
+        if (reason) fold.finish(reason, emit);
+      }
+    }
+    if (c.usage != null) fold.usage(c.usage, emit);
+  }
+
+  return {
+    event(ev: SseEvent, emit: Emit): void {
+      if (done) return;
+      // Chat streams are unnamed; a named event other than `error` is some extension.
+      if (ev.event !== undefined && ev.event !== "message" && ev.event !== "error") return;
+      if (ev.data === "[DONE]") {
+        done = true;
+        // A stream the upstream closed properly without a finish_reason: a natural stop.
+        if (!fold.terminal) fold.finish("stop", emit);
+        return;
+      }
+      let c: unknown;
+      try {
+        c = JSON.parse(ev.data);
+      } catch {
+        if (!fold.failed) fold.fail(new GatewayError(502, "upstream sent a malformed chunk"), emit);
+        return;
+      }
+      const o = obj(c);
+      if (o) chunk(ev.event === "error" && o.error === undefined ? { error: o } : o, emit);
+    },
+    end(emit: Emit): void {
+      if (!fold.terminal) fold.fail(new GatewayError(502, "upstream stream ended early"), emit);
+    },
+  };
+}
+
+/** Decoder of a non-streaming openai-chat body: the same events a stream of it would give. */
+export function decodeChatBody(body: unknown, emit: Emit): void {
+  const fold = new ChatFold();
+  const b = obj(body);
+  if (!b) return fold.fail(new GatewayError(502, "upstream returned an invalid body"), emit);
+  if (b.error != null) {
+    fold.fail(decodeChatStreamError(b.error), emit);
+    if (b.usage != null) fold.usage(b.usage, emit);
+    return;
+  }
+  fold.start(b.id, b.model, emit);
+  const choice = firstChoice(b);
+  if (!choice) {
+    fold.fail(new GatewayError(502, "upstream returned no choices"), emit);
+  } else {
+    const message = obj(choice.message);
+    if (message) fold.delta(withToolIndices(message), emit);
+    fold.finish(str(choice.finish_reason) ?? "stop", emit);
+  }
+  if (b.usage != null) fold.usage(b.usage, emit);
+}
+
+/** A body's tool calls carry no `index`; give them their position so none merge. */
+function withToolIndices(message: Obj): Obj {
+  const calls = message.tool_calls;
+  if (!Array.isArray(calls)) return message;
+  return {
+    ...message,
+    tool_calls: calls.map((t, index) => {
+      const o = obj(t);
+      return o && o.index === undefined ? { ...o, index } : t;
+    }),
+  };
+}

@@ -1,0 +1,269 @@
+import assert from "node:assert/strict";
+import type { Event } from "../../events/event.ts";
+import { createChatDecoder, decodeChatBody } from "./decode.ts";
+import { CUTS, decodeStream, eventJson, parseGolden } from "./test_support.ts";
+
+const FIXTURES = new URL("../../../tests/fixtures/openai-chat/", import.meta.url);
+const SCENARIOS = [
+  "text",
+  "tool_call_split_args",
+  "parallel_tool_calls",
+  "usage_cached_reasoning",
+  "mid_stream_error",
+  "stream_cut",
+];
+
+const decode = (text: string, cut: "whole" | "lines" | "bytes" = "whole") =>
+  decodeStream(createChatDecoder(), text, cut).map(eventJson);
+
+const sse = (...chunks: unknown[]) =>
+  chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("");
+
+const delta = (d: unknown, finish: string | null = null) => ({
+  id: "c1",
+  model: "m",
+  choices: [{ index: 0, delta: d, finish_reason: finish }],
+});
+
+for (const name of SCENARIOS) {
+  for (const cut of CUTS) {
+    Deno.test(`chat decoder: ${name} cut ${cut} gives the golden events`, async () => {
+      const text = await Deno.readTextFile(new URL(`${name}.sse`, FIXTURES));
+      const golden = parseGolden(
+        await Deno.readTextFile(new URL(`${name}.events.jsonl`, FIXTURES)),
+      );
+      assert.deepEqual(decode(text, cut), golden);
+    });
+  }
+}
+
+Deno.test("chat decoder: a mid-stream error never carries the upstream's key", async () => {
+  const text = await Deno.readTextFile(new URL("mid_stream_error.sse", FIXTURES));
+  const out = JSON.stringify(decode(text));
+  assert.ok(!out.includes("Abc123Def456"), out);
+});
+
+Deno.test("chat decoder: calls sharing index 0 but with new ids are separate calls", () => {
+  const call = (id: string, name: string, args: string) =>
+    delta({
+      tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: args } }],
+    });
+  const events = decode(
+    sse(call("a", "f", '{"x":1}'), call("b", "g", "{}"), delta({}, "tool_calls"), "[DONE]"),
+  );
+  assert.deepEqual(events.filter((e) => (e as Event).type.startsWith("tool_call")), [
+    { type: "tool_call_start", index: 0, id: "a", name: "f" },
+    { type: "tool_call_delta", index: 0, json: '{"x":1}' },
+    { type: "tool_call_start", index: 1, id: "b", name: "g" },
+    { type: "tool_call_delta", index: 1, json: "{}" },
+    { type: "tool_call_end", index: 0 },
+    { type: "tool_call_end", index: 1 },
+  ]);
+});
+
+Deno.test("chat decoder: reasoning_content (DeepSeek) and refusal are read", () => {
+  const events = decode(
+    sse(
+      delta({ reasoning_content: "think" }),
+      delta({ refusal: "I can't help with that." }),
+      delta({}, "content_filter"),
+      "[DONE]",
+    ),
+  );
+  assert.deepEqual(events.slice(1), [
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "think" },
+    { type: "reasoning_end" },
+    { type: "text_start" },
+    { type: "text_delta", delta: "I can't help with that." },
+    { type: "text_end" },
+    { type: "finish", reason: "content_filter" },
+  ]);
+});
+
+Deno.test("chat decoder: OpenRouter reasoning_details signatures and encrypted data", () => {
+  const events = decode(
+    sse(
+      delta({
+        reasoning: "abc",
+        reasoning_details: [{ type: "reasoning.text", text: "abc", signature: "sig1" }],
+      }),
+      delta({ reasoning_details: [{ type: "reasoning.encrypted", data: "ENC" }] }),
+      delta({ content: "ok" }, "stop"),
+      "[DONE]",
+    ),
+  );
+  assert.deepEqual(events.slice(1, 6), [
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "abc" },
+    { type: "reasoning_signature", signature: "sig1" },
+    { type: "reasoning_redacted", data: "ENC" },
+    { type: "reasoning_end" },
+  ]);
+});
+
+Deno.test("chat decoder: content and finish in one chunk close the block before finish", () => {
+  const events = decode(sse(delta({ content: "hi" }, "length")));
+  assert.deepEqual(events, [
+    { type: "response_start", id: "c1", model: "m" },
+    { type: "text_start" },
+    { type: "text_delta", delta: "hi" },
+    { type: "text_end" },
+    { type: "finish", reason: "length" },
+  ]);
+});
+
+Deno.test("chat decoder: usage in the finish chunk and after it are both reported", () => {
+  const events = decode(
+    sse(
+      { ...delta({}, "stop"), usage: { prompt_tokens: 1, completion_tokens: 2 } },
+      { id: "c1", choices: [], usage: { prompt_tokens: 1, completion_tokens: 3 } },
+      "[DONE]",
+    ),
+  );
+  assert.deepEqual(events.slice(1), [
+    { type: "finish", reason: "stop" },
+    { type: "usage", usage: { input: 1, output: 2 } },
+    { type: "usage", usage: { input: 1, output: 3 } },
+  ]);
+});
+
+Deno.test("chat decoder: [DONE] without a finish_reason is a natural stop", () => {
+  const events = decode(sse(delta({ content: "x" }), "[DONE]"));
+  assert.deepEqual(events.slice(-2), [{ type: "text_end" }, { type: "finish", reason: "stop" }]);
+});
+
+Deno.test("chat decoder: a finish without [DONE] is a clean end", () => {
+  const events = decode(sse(delta({ content: "x" }, "stop")));
+  assert.equal(events.some((e) => (e as Event).type === "error"), false);
+});
+
+Deno.test("chat decoder: malformed JSON becomes one error event, then only usage", () => {
+  const events = decode(
+    sse(delta({ content: "x" }), "{not json", delta({ content: "y" }), {
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 1 },
+    }),
+  );
+  assert.deepEqual(events.slice(3), [
+    { type: "error", status: 502, message: "upstream sent a malformed chunk" },
+    { type: "usage", usage: { input: 5, output: 1 } },
+  ]);
+});
+
+Deno.test("chat decoder: unknown named events and keep-alive comments are skipped", () => {
+  const text = ': ping\n\nevent: vendor_stats\ndata: {"x":1}\n\n' +
+    sse(delta({ content: "a" }, "stop"), "[DONE]");
+  assert.deepEqual(decode(text).map((e) => (e as Event).type), [
+    "response_start",
+    "text_start",
+    "text_delta",
+    "text_end",
+    "finish",
+  ]);
+});
+
+Deno.test("chat decoder: an error as the first chunk emits no response_start", () => {
+  const events = decode(sse({ error: { message: "overloaded", code: 503 } }));
+  assert.deepEqual(events, [{ type: "error", status: 502, message: "overloaded" }]);
+});
+
+Deno.test("chat decoder: nothing after [DONE] is read", () => {
+  const events = decode(sse(delta({}, "stop"), "[DONE]", delta({ content: "late" })));
+  assert.deepEqual(events.map((e) => (e as Event).type), ["response_start", "finish"]);
+});
+
+Deno.test("chat decoder: an empty stream ended early is an error", () => {
+  assert.deepEqual(decode(""), [
+    { type: "error", status: 502, message: "upstream stream ended early" },
+  ]);
+});
+
+// ---- bodies --------------------------------------------------------------------------------
+
+const body = (message: unknown, finish = "stop", usage?: unknown) => ({
+  id: "chatcmpl-b",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-x",
+  choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
+  ...(usage ? { usage } : {}),
+});
+
+const decodeBody = (b: unknown) => {
+  const out: Event[] = [];
+  decodeChatBody(b, (e) => out.push(e));
+  return out.map(eventJson);
+};
+
+Deno.test("chat body decoder: text body gives the same events as its stream", async () => {
+  const text = await Deno.readTextFile(new URL("text.sse", FIXTURES));
+  const stream = decode(text);
+  const content = stream.flatMap((e) => (e as { delta?: string }).delta ?? []).join("");
+  const events = decodeBody({
+    ...body({ role: "assistant", content, refusal: null }, "stop", {
+      prompt_tokens: 19,
+      completion_tokens: 12,
+      total_tokens: 31,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    }),
+    id: "chatcmpl-tg0001text",
+    model: "gpt-4o-mini-2024-07-18",
+  });
+  // One delta instead of five; otherwise the same sequence.
+  const squash = (es: unknown[]) => {
+    const out: unknown[] = [];
+    for (const e of es) {
+      const last = out.at(-1) as { type: string; delta: string } | undefined;
+      const ev = e as { type: string; delta: string };
+      if (ev.type === "text_delta" && last?.type === "text_delta") last.delta += ev.delta;
+      else out.push({ ...ev });
+    }
+    return out;
+  };
+  assert.deepEqual(events, squash(stream));
+});
+
+Deno.test("chat body decoder: tool calls, reasoning and usage", () => {
+  const events = decodeBody(body(
+    {
+      role: "assistant",
+      content: null,
+      reasoning: "plan",
+      tool_calls: [
+        { id: "call_1", type: "function", function: { name: "a", arguments: '{"p":1}' } },
+        { id: "call_2", type: "function", function: { name: "b", arguments: "{}" } },
+      ],
+    },
+    "tool_calls",
+    { prompt_tokens: 71, completion_tokens: 46, prompt_tokens_details: { cached_tokens: 64 } },
+  ));
+  assert.deepEqual(events, [
+    { type: "response_start", id: "chatcmpl-b", model: "gpt-x" },
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "plan" },
+    { type: "reasoning_end" },
+    { type: "tool_call_start", index: 0, id: "call_1", name: "a" },
+    { type: "tool_call_delta", index: 0, json: '{"p":1}' },
+    { type: "tool_call_start", index: 1, id: "call_2", name: "b" },
+    { type: "tool_call_delta", index: 1, json: "{}" },
+    { type: "tool_call_end", index: 0 },
+    { type: "tool_call_end", index: 1 },
+    { type: "finish", reason: "tool_calls" },
+    { type: "usage", usage: { input: 71, output: 46, cacheRead: 64 } },
+  ]);
+});
+
+Deno.test("chat body decoder: an error body and a body without choices are errors", () => {
+  assert.deepEqual(decodeBody({ error: { message: "boom Bearer abc.def", code: 500 } }), [
+    { type: "error", status: 502, message: "boom Bearer ***" },
+  ]);
+  assert.deepEqual(decodeBody({ id: "x", model: "m", choices: [] }), [
+    { type: "response_start", id: "x", model: "m" },
+    { type: "error", status: 502, message: "upstream returned no choices" },
+  ]);
+  assert.deepEqual(decodeBody("nope"), [
+    { type: "error", status: 502, message: "upstream returned an invalid body" },
+  ]);
+});

@@ -1,0 +1,304 @@
+/**
+ * Internal events → the chat completions wire, streaming (`chat.completion.chunk` SSE frames)
+ * and whole (`chat.completion`), plus the pass-through edits for an openai-chat upstream.
+ *
+ * Stream shape, as OpenAI sends it: a first chunk `delta: {role: "assistant", content: ""}`,
+ * content / reasoning / tool-call deltas, a chunk with `finish_reason`, then a usage chunk
+ * with `choices: []` (here with `cost` and `cost_details`) and `data: [DONE]`. After an
+ * `error` event the last chunk instead carries `finish_reason: "error"` and the generic error
+ * object (OpenRouter's in-stream error convention), with usage and cost, and no [DONE].
+ * Chunks are built as strings around a prefix computed once: no object per delta.
+ */
+import type { CostReport, Event, FinishReason } from "../../events/event.ts";
+import type { GatewayError } from "../../http/gateway_error.ts";
+import { errorBody } from "../../http/envelopes.ts";
+import type {
+  BodyEncoder,
+  EncodeContext,
+  PassThroughBody,
+  PassThroughEncoder,
+  StreamEncoder,
+} from "../codec.ts";
+import { type SseEvent, sseFrame } from "../sse.ts";
+import { finishToChat } from "./finish_reason.ts";
+import { addCost, usageToChat } from "./usage.ts";
+
+type Obj = Record<string, unknown>;
+
+const DONE = "data: [DONE]\n\n";
+
+/** The client asked not to see reasoning (OpenRouter `reasoning.exclude`, `include_reasoning`). */
+function reasoningExcluded(body: Obj | undefined): boolean {
+  if (!body) return false;
+  const r = body.reasoning as Obj | null | undefined;
+  return (r != null && r.exclude === true) || body.include_reasoning === false;
+}
+
+/** The identity fields every chunk carries. */
+interface ChunkHead {
+  id: string;
+  created: number;
+  model: string;
+}
+
+/** The final chunk of a successful stream: no choices, usage with cost. */
+function usageChunk(h: ChunkHead, usage: Obj): string {
+  return sseFrame(JSON.stringify({
+    id: h.id,
+    object: "chat.completion.chunk",
+    created: h.created,
+    model: h.model,
+    choices: [],
+    usage,
+  }));
+}
+
+/** The final chunk of a failed stream: finish_reason "error", the error object, usage. */
+function errorChunk(h: ChunkHead, error: GatewayError, cost: CostReport): string {
+  return sseFrame(JSON.stringify({
+    id: h.id,
+    object: "chat.completion.chunk",
+    created: h.created,
+    model: h.model,
+    choices: [{ index: 0, delta: {}, finish_reason: "error" }],
+    error: errorBody("generic", error).error,
+    usage: usageToChat(cost),
+  }));
+}
+
+export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
+  const prefix = `data: {"id":${JSON.stringify(ctx.id)},"object":"chat.completion.chunk",` +
+    `"created":${ctx.created},"model":${JSON.stringify(ctx.model)},"choices":[{"index":0,` +
+    `"delta":`;
+  const chunk = (delta: string) => `${prefix}${delta},"finish_reason":null}]}\n\n`;
+  const excludeReasoning = reasoningExcluded(ctx.clientBody);
+  /** Internal tool index → chat index: chat clients fill an array, so indices are dense. */
+  const toolIndex = new Map<number, number>();
+  let started = false;
+  let error: GatewayError | undefined;
+
+  const role = (): string => {
+    if (started) return "";
+    started = true;
+    return chunk('{"role":"assistant","content":""}');
+  };
+
+  return {
+    event(e: Event): string {
+      switch (e.type) {
+        case "response_start":
+          return role();
+        case "text_delta":
+          return e.delta === "" ? "" : role() + chunk(`{"content":${JSON.stringify(e.delta)}}`);
+        case "reasoning_delta":
+          if (excludeReasoning || e.delta === "") return "";
+          return role() + chunk(`{"reasoning":${JSON.stringify(e.delta)}}`);
+        case "tool_call_start": {
+          const index = toolIndex.size;
+          toolIndex.set(e.index, index);
+          return role() +
+            chunk(
+              `{"tool_calls":[{"index":${index},"id":${JSON.stringify(e.id)},"type":"function",` +
+                `"function":{"name":${JSON.stringify(e.name)},"arguments":""}}]}`,
+            );
+        }
+        case "tool_call_delta": {
+          if (e.json === "") return "";
+          const index = toolIndex.get(e.index) ?? e.index;
+          return chunk(
+            `{"tool_calls":[{"index":${index},"function":{"arguments":${
+              JSON.stringify(e.json)
+            }}}]}`,
+          );
+        }
+        case "finish":
+          return role() +
+            `${prefix}{},"finish_reason":${JSON.stringify(finishToChat(e.reason))}}]}\n\n`;
+        case "error":
+          error ??= e.error;
+          return "";
+        case "cost":
+          return error
+            ? errorChunk(ctx, error, e.cost)
+            : role() + usageChunk(ctx, usageToChat(e.cost)) + DONE;
+        case "text_start":
+        case "text_end":
+        case "reasoning_start":
+        case "reasoning_signature":
+        case "reasoning_redacted":
+        case "reasoning_end":
+        case "tool_call_end":
+        case "usage":
+          return "";
+        default: {
+          const never: never = e;
+          return never;
+        }
+      }
+    },
+  };
+}
+
+/** Folds the events of a non-streaming call into a `chat.completion` object. */
+export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
+  let text: string | null = null;
+  let reasoning: string | null = null;
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  let finish: FinishReason | undefined;
+  for (const e of events) {
+    switch (e.type) {
+      case "text_delta":
+        text = (text ?? "") + e.delta;
+        break;
+      case "reasoning_delta":
+        reasoning = (reasoning ?? "") + e.delta;
+        break;
+      case "tool_call_start":
+        calls.set(e.index, { id: e.id, name: e.name, args: "" });
+        break;
+      case "tool_call_delta": {
+        const c = calls.get(e.index);
+        if (c) c.args += e.json;
+        break;
+      }
+      case "finish":
+        finish = e.reason;
+        break;
+      case "error":
+        // The pipeline answers a failed non-streaming call with the error envelope.
+        throw e.error;
+    }
+  }
+  const message: Obj = { role: "assistant", content: text, refusal: null };
+  if (reasoning !== null && !reasoningExcluded(ctx.clientBody)) message.reasoning = reasoning;
+  if (calls.size > 0) {
+    message.tool_calls = [...calls.values()].map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.args },
+    }));
+  }
+  const reason = finish ?? (calls.size > 0 ? "tool_calls" : "stop");
+  return {
+    id: ctx.id,
+    object: "chat.completion",
+    created: ctx.created,
+    model: ctx.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishToChat(reason) }],
+    usage: usageToChat(cost),
+  };
+};
+
+/** Events that carry content: a chunk holding one of these is not a trailing usage chunk. */
+function carriesContent(events: readonly Event[]): boolean {
+  for (const e of events) {
+    switch (e.type) {
+      case "text_start":
+      case "text_delta":
+      case "reasoning_start":
+      case "reasoning_delta":
+      case "reasoning_signature":
+      case "reasoning_redacted":
+      case "tool_call_start":
+      case "tool_call_delta":
+        return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Same-protocol streaming: each upstream event goes out as its raw text, except
+ * - the usage chunk, held back (with anything after it, `[DONE]` included) and released by
+ *   `end` with `cost` and `cost_details` added — the one chunk re-serialised;
+ * - an upstream in-stream error chunk (or a malformed one), dropped with everything after it:
+ *   `end` writes the gateway's own error chunk (sanitised message, cost) and no `[DONE]`.
+ * A usage chunk that carries content too (vendors reporting usage on every chunk) is
+ * forwarded at once; `end` then writes a usage chunk of its own.
+ */
+export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
+  let held: SseEvent | undefined;
+  let tail = "";
+  let doneSeen = false;
+  /** After an error only the gateway's error chunk goes out (from `end`). */
+  let failed = false;
+  /** Our own final chunks carry the id and model of the upstream chunks around them. */
+  const head: ChunkHead = { id: ctx.id, created: ctx.created, model: ctx.model };
+
+  const release = (): string => {
+    const out = (held ? held.raw : "") + tail;
+    held = undefined;
+    tail = "";
+    return out;
+  };
+
+  return {
+    raw(ev: SseEvent, events: readonly Event[]): string {
+      if (failed) return "";
+      if (ev.data === "[DONE]") {
+        doneSeen = true;
+        tail += ev.raw;
+        return "";
+      }
+      let usage = false;
+      for (const e of events) {
+        if (e.type === "error") {
+          failed = true;
+          return "";
+        }
+        if (e.type === "usage") usage = true;
+        else if (e.type === "response_start") {
+          if (e.id !== undefined) head.id = e.id;
+          if (e.model !== undefined) head.model = e.model;
+        }
+      }
+      const content = carriesContent(events);
+      if (usage && !content) {
+        const out = release();
+        held = ev;
+        return out;
+      }
+      if (held === undefined && tail === "") return ev.raw;
+      if (!content) {
+        tail += ev.raw;
+        return "";
+      }
+      return release() + ev.raw;
+    },
+
+    end(cost: CostReport, error?: Event & { type: "error" }): string {
+      if (error) return errorChunk(head, error.error, cost);
+      const edited = held && withCost(held, cost);
+      const usage = edited ?? (held ? held.raw : "") + usageChunk(head, usageToChat(cost));
+      const out = usage + tail;
+      held = undefined;
+      tail = "";
+      return doneSeen ? out : out + DONE;
+    },
+  };
+}
+
+/** The held usage chunk re-serialised with `cost` and `cost_details` in its usage. */
+function withCost(ev: SseEvent, cost: CostReport): string | undefined {
+  try {
+    const chunk = JSON.parse(ev.data) as Obj;
+    const usage = chunk.usage;
+    if (usage === null || typeof usage !== "object") return undefined;
+    chunk.usage = addCost(usage as Obj, cost);
+    return sseFrame(JSON.stringify(chunk));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Same-protocol non-streaming: the upstream body, `model` set, cost added to usage. */
+export const chatPassThroughBody: PassThroughBody = (body, cost, ctx) => {
+  const usage = body.usage;
+  return {
+    ...body,
+    model: ctx.model,
+    usage: usage !== null && typeof usage === "object"
+      ? addCost(usage as Obj, cost)
+      : usageToChat(cost),
+  };
+};

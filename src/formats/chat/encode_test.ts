@@ -1,0 +1,392 @@
+import assert from "node:assert/strict";
+import type { CostReport, Event } from "../../events/event.ts";
+import { mergeUsage, type Usage } from "../../events/usage.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import type { EncodeContext } from "../codec.ts";
+import { createChatDecoder } from "./decode.ts";
+import {
+  chatPassThroughBody,
+  createChatEncoder,
+  createChatPassThrough,
+  encodeChatBody,
+} from "./encode.ts";
+import { decodeStream, eventJson, sseEvents } from "./test_support.ts";
+
+const FIXTURES = new URL("../../../tests/fixtures/openai-chat/", import.meta.url);
+const SCENARIOS = [
+  "text",
+  "tool_call_split_args",
+  "parallel_tool_calls",
+  "usage_cached_reasoning",
+  "mid_stream_error",
+  "stream_cut",
+];
+
+const CTX: EncodeContext = { id: "gen-tg-1", model: "openai/gpt-4o-mini", created: 1767225999 };
+
+const costOf = (usage: Usage): CostReport => ({
+  cost: 1.234567891,
+  details: { upstream_inference_input_cost: 0.5, upstream_inference_output_cost: 0.6 },
+  usage,
+});
+
+const readFixture = (name: string) => Deno.readTextFile(new URL(`${name}.sse`, FIXTURES));
+
+function decodeFixture(text: string): Event[] {
+  return decodeStream(createChatDecoder(), text, "whole");
+}
+
+function usageOf(events: Event[]): Usage {
+  let u: Usage = {};
+  for (const e of events) if (e.type === "usage") u = mergeUsage(u, e.usage);
+  return u;
+}
+
+function encodeAll(events: Event[], cost: CostReport, ctx = CTX): string {
+  const enc = createChatEncoder(ctx);
+  return events.map((e) => enc.event(e)).join("") + enc.event({ type: "cost", cost });
+}
+
+/** The data payloads of an SSE text, JSON-parsed ("[DONE]" kept as a string). */
+function payloads(text: string): unknown[] {
+  return sseEvents([text]).map((e) => e.data === "[DONE]" ? e.data : JSON.parse(e.data));
+}
+
+for (const name of SCENARIOS) {
+  Deno.test(`chat encoder round trip: ${name} decodes back to the same events`, async () => {
+    const original = decodeFixture(await readFixture(name));
+    const usage = usageOf(original);
+    const text = encodeAll(original, costOf(usage));
+    const again = decodeStream(createChatDecoder(), text, "bytes");
+
+    const content = (es: Event[]) =>
+      es.filter((e) => e.type !== "usage" && e.type !== "response_start").map(eventJson);
+    assert.deepEqual(content(again), content(original));
+    assert.deepEqual(again[0], { type: "response_start", id: CTX.id, model: CTX.model });
+    const back = again.filter((e) => e.type === "usage");
+    assert.equal(back.length, 1);
+    assert.deepEqual(back[0], {
+      type: "usage",
+      usage: {
+        input: usage.input ?? 0,
+        output: usage.output ?? 0,
+        cacheRead: usage.cacheRead ?? 0,
+        ...(usage.cacheWrite !== undefined ? { cacheWrite: usage.cacheWrite } : {}),
+        reasoning: usage.reasoning ?? 0,
+        // Our `cost` (roubles) sits where OpenRouter puts its USD cost.
+        costUsd: "1.234567891",
+      },
+    });
+  });
+}
+
+Deno.test("chat encoder: chunk shape, role first, usage with cost, [DONE] last", async () => {
+  const events = decodeFixture(await readFixture("text"));
+  const out = payloads(encodeAll(events, costOf(usageOf(events))));
+  assert.equal(out.at(-1), "[DONE]");
+  const chunks = out.slice(0, -1) as Record<string, unknown>[];
+  for (const c of chunks) {
+    assert.equal(c.id, CTX.id);
+    assert.equal(c.object, "chat.completion.chunk");
+    assert.equal(c.created, CTX.created);
+    assert.equal(c.model, CTX.model);
+  }
+  assert.deepEqual(chunks[0].choices, [
+    { index: 0, delta: { role: "assistant", content: "" }, finish_reason: null },
+  ]);
+  assert.deepEqual(chunks.at(-2)!.choices, [{ index: 0, delta: {}, finish_reason: "stop" }]);
+  assert.deepEqual(chunks.at(-1), {
+    id: CTX.id,
+    object: "chat.completion.chunk",
+    created: CTX.created,
+    model: CTX.model,
+    choices: [],
+    usage: {
+      prompt_tokens: 19,
+      completion_tokens: 12,
+      total_tokens: 31,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+      cost: 1.234567891,
+      cost_details: { upstream_inference_input_cost: 0.5, upstream_inference_output_cost: 0.6 },
+    },
+  });
+});
+
+Deno.test("chat encoder: an error ends with finish_reason error, the error and cost, no [DONE]", () => {
+  const enc = createChatEncoder(CTX);
+  let out = "";
+  for (
+    const e of [
+      { type: "response_start" },
+      { type: "text_start" },
+      { type: "text_delta", delta: "Hi" },
+      { type: "error", error: new GatewayError(502, "upstream stream ended early") },
+      { type: "cost", cost: costOf({ input: 3 }) },
+    ] as Event[]
+  ) out += enc.event(e);
+  const chunks = payloads(out) as Record<string, unknown>[];
+  assert.ok(!out.includes("[DONE]"));
+  const last = chunks.at(-1)!;
+  assert.deepEqual(last.choices, [{ index: 0, delta: {}, finish_reason: "error" }]);
+  assert.deepEqual(last.error, { code: 502, message: "upstream stream ended early", metadata: {} });
+  assert.equal((last.usage as Record<string, unknown>).cost, 1.234567891);
+  assert.equal((last.usage as Record<string, unknown>).prompt_tokens, 3);
+});
+
+Deno.test("chat encoder: tool call indices are dense whatever the internal index", () => {
+  const enc = createChatEncoder(CTX);
+  const out = [
+    { type: "tool_call_start", index: 3, id: "t3", name: "a" },
+    { type: "tool_call_start", index: 7, id: "t7", name: "b" },
+    { type: "tool_call_delta", index: 7, json: "{}" },
+    { type: "tool_call_delta", index: 3, json: "[]" },
+  ].map((e) => enc.event(e as Event)).join("");
+  const calls = (payloads(out) as { choices: { delta: { tool_calls?: unknown[] } }[] }[])
+    .flatMap((c) => c.choices[0].delta.tool_calls ?? []);
+  assert.deepEqual(calls, [
+    { index: 0, id: "t3", type: "function", function: { name: "a", arguments: "" } },
+    { index: 1, id: "t7", type: "function", function: { name: "b", arguments: "" } },
+    { index: 1, function: { arguments: "{}" } },
+    { index: 0, function: { arguments: "[]" } },
+  ]);
+});
+
+Deno.test("chat encoder: reasoning is sent as delta.reasoning unless the client excluded it", () => {
+  const events: Event[] = [
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "hmm" },
+    { type: "reasoning_end" },
+  ];
+  const shown = events.map((e) => createChatEncoder(CTX).event(e)).join("");
+  assert.match(shown, /"delta":\{"reasoning":"hmm"\}/);
+  for (const clientBody of [{ reasoning: { exclude: true } }, { include_reasoning: false }]) {
+    const enc = createChatEncoder({ ...CTX, clientBody });
+    assert.equal(events.map((e) => enc.event(e)).join("").includes("hmm"), false);
+  }
+});
+
+Deno.test("chat encoder: stop_sequence is reported as stop", () => {
+  const out = createChatEncoder(CTX).event({ type: "finish", reason: "stop_sequence" });
+  assert.match(out, /"finish_reason":"stop"/);
+});
+
+// ---- non-streaming -------------------------------------------------------------------------
+
+Deno.test("chat body encoder: text, reasoning, tool calls, finish and usage", () => {
+  const events: Event[] = [
+    { type: "response_start", id: "up", model: "gpt" },
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "r1" },
+    { type: "reasoning_end" },
+    { type: "text_start" },
+    { type: "text_delta", delta: "Hel" },
+    { type: "text_delta", delta: "lo" },
+    { type: "text_end" },
+    { type: "tool_call_start", index: 1, id: "c1", name: "f" },
+    { type: "tool_call_delta", index: 1, json: '{"a"' },
+    { type: "tool_call_delta", index: 1, json: ":1}" },
+    { type: "tool_call_end", index: 1 },
+    { type: "finish", reason: "tool_calls" },
+    { type: "usage", usage: { input: 10, output: 5 } },
+  ];
+  const body = encodeChatBody(events, costOf({ input: 10, output: 5, cacheRead: 4 }), CTX);
+  assert.deepEqual(body, {
+    id: CTX.id,
+    object: "chat.completion",
+    created: CTX.created,
+    model: CTX.model,
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: "Hello",
+        refusal: null,
+        reasoning: "r1",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      },
+      logprobs: null,
+      finish_reason: "tool_calls",
+    }],
+    usage: {
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 4 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+      cost: 1.234567891,
+      cost_details: { upstream_inference_input_cost: 0.5, upstream_inference_output_cost: 0.6 },
+    },
+  });
+});
+
+Deno.test("chat body encoder: no text gives content null; an error event throws it", () => {
+  const body = encodeChatBody([{ type: "finish", reason: "length" }], costOf({}), CTX) as {
+    choices: { message: { content: unknown }; finish_reason: string }[];
+  };
+  assert.equal(body.choices[0].message.content, null);
+  assert.equal(body.choices[0].finish_reason, "length");
+  const err = new GatewayError(502, "bad");
+  assert.throws(() => encodeChatBody([{ type: "error", error: err }], costOf({}), CTX), err);
+});
+
+// ---- pass-through --------------------------------------------------------------------------
+
+/** Runs a fixture through the pass-through the way the pipeline does. */
+function passThrough(text: string, cost: CostReport): string {
+  const dec = createChatDecoder();
+  const pt = createChatPassThrough(CTX);
+  let out = "";
+  let error: (Event & { type: "error" }) | undefined;
+  const sink = (evs: Event[]) => {
+    for (const e of evs) if (e.type === "error") error ??= e;
+  };
+  for (const ev of sseEvents([text])) {
+    const evs: Event[] = [];
+    dec.event(ev, (e) => evs.push(e));
+    sink(evs);
+    out += pt.raw(ev, evs);
+  }
+  const tail: Event[] = [];
+  dec.end((e) => tail.push(e));
+  sink(tail);
+  return out + pt.end(cost, error);
+}
+
+for (
+  const name of ["text", "tool_call_split_args", "parallel_tool_calls", "usage_cached_reasoning"]
+) {
+  Deno.test(`chat pass-through: ${name} is forwarded byte for byte but the usage chunk`, async () => {
+    const text = await readFixture(name);
+    const cost = costOf(usageOf(decodeFixture(text)));
+    const out = passThrough(text, cost);
+    const inEvents = sseEvents([text]);
+    const outEvents = sseEvents([out]);
+    const usageAt = inEvents.findIndex((e) => e.data.includes('"usage":{'));
+    assert.equal(outEvents.length, inEvents.length);
+    outEvents.forEach((e, i) => {
+      if (i !== usageAt) return assert.equal(e.raw, inEvents[i].raw);
+      const edited = JSON.parse(e.data);
+      const original = JSON.parse(inEvents[i].data);
+      assert.deepEqual(edited, {
+        ...original,
+        usage: { ...original.usage, cost: cost.cost, cost_details: cost.details },
+      });
+    });
+    assert.equal(outEvents.at(-1)!.data, "[DONE]");
+  });
+}
+
+Deno.test("chat pass-through: the usage chunk and [DONE] are held until end", async () => {
+  const text = await readFixture("text");
+  const dec = createChatDecoder();
+  const pt = createChatPassThrough(CTX);
+  const sent: string[] = [];
+  for (const ev of sseEvents([text])) {
+    const evs: Event[] = [];
+    dec.event(ev, (e) => evs.push(e));
+    sent.push(pt.raw(ev, evs));
+  }
+  assert.deepEqual(sent.slice(-2), ["", ""]);
+  assert.ok(sent.slice(0, -2).every((s) => s !== ""));
+});
+
+Deno.test("chat pass-through: an upstream error chunk is replaced by ours, no [DONE]", async () => {
+  const text = await readFixture("mid_stream_error");
+  const out = passThrough(text, costOf({ input: 7 }));
+  assert.ok(!out.includes("Abc123Def456"), out);
+  assert.ok(!out.includes("[DONE]"));
+  const last = JSON.parse(sseEvents([out]).at(-1)!.data);
+  assert.equal(last.id, "gen-1767225604-tgErr");
+  assert.equal(last.model, "openai/gpt-4o");
+  assert.deepEqual(last.choices, [{ index: 0, delta: {}, finish_reason: "error" }]);
+  assert.equal(last.error.code, 502);
+  assert.match(last.error.message, /invalid key \*\*\*/);
+  assert.equal(last.usage.cost, 1.234567891);
+  assert.equal(sseEvents([out]).length, 3);
+});
+
+Deno.test("chat pass-through: a cut stream ends with the error chunk", async () => {
+  const text = await readFixture("stream_cut");
+  const out = passThrough(text, costOf({ input: 7, output: 3 }));
+  assert.ok(out.startsWith(text));
+  const last = JSON.parse(sseEvents([out]).at(-1)!.data);
+  assert.equal(last.error.message, "upstream stream ended early");
+  assert.equal(last.usage.completion_tokens, 3);
+  assert.ok(!out.includes("[DONE]"));
+});
+
+Deno.test("chat pass-through: without an upstream usage chunk one is written before [DONE]", () => {
+  const chunk = (d: unknown, f: string | null = null) =>
+    `data: ${
+      JSON.stringify({ id: "u1", model: "up", choices: [{ index: 0, delta: d, finish_reason: f }] })
+    }\n\n`;
+  const text = chunk({ content: "x" }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  const out = passThrough(text, costOf({ input: 2, output: 1 }));
+  assert.ok(out.startsWith(chunk({ content: "x" }) + chunk({}, "stop")));
+  const evs = sseEvents([out]);
+  assert.equal(evs.at(-1)!.data, "[DONE]");
+  const usage = JSON.parse(evs.at(-2)!.data);
+  assert.equal(usage.id, "u1");
+  assert.equal(usage.model, "up");
+  assert.deepEqual(usage.choices, []);
+  assert.equal(usage.usage.total_tokens, 3);
+  assert.equal(usage.usage.cost, 1.234567891);
+});
+
+Deno.test("chat pass-through: usage on every chunk does not hold the stream back", () => {
+  const chunk = (d: unknown, f: string | null, n: number) =>
+    `data: ${
+      JSON.stringify({
+        id: "u",
+        choices: [{ index: 0, delta: d, finish_reason: f }],
+        usage: { prompt_tokens: 2, completion_tokens: n },
+      })
+    }\n\n`;
+  const dec = createChatDecoder();
+  const pt = createChatPassThrough(CTX);
+  const sent: string[] = [];
+  const text = chunk({ content: "a" }, null, 1) + chunk({ content: "b" }, null, 2) +
+    chunk({}, "stop", 2) + "data: [DONE]\n\n";
+  for (const ev of sseEvents([text])) {
+    const evs: Event[] = [];
+    dec.event(ev, (e) => evs.push(e));
+    sent.push(pt.raw(ev, evs));
+  }
+  assert.equal(sent[0], chunk({ content: "a" }, null, 1));
+  assert.equal(sent[1], chunk({ content: "b" }, null, 2));
+  const end = pt.end(costOf({ input: 2, output: 2 }));
+  const last = sseEvents([end]);
+  assert.equal(last.at(-1)!.data, "[DONE]");
+  assert.equal(JSON.parse(last[0].data).usage.cost, 1.234567891);
+});
+
+Deno.test("chat pass-through body: model set to the slug, cost added, the rest kept", () => {
+  const upstream = {
+    id: "chatcmpl-x",
+    object: "chat.completion",
+    model: "gpt-4o-2024-08-06",
+    choices: [{ index: 0, message: { role: "assistant", content: "hi", annotations: [] } }],
+    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, extra: true },
+    system_fingerprint: "fp",
+  };
+  const cost = costOf({ input: 1, output: 2 });
+  assert.deepEqual(chatPassThroughBody(structuredClone(upstream), cost, CTX), {
+    ...upstream,
+    model: CTX.model,
+    usage: { ...upstream.usage, cost: cost.cost, cost_details: cost.details },
+  });
+  const noUsage = chatPassThroughBody({ id: "x", choices: [] }, cost, CTX);
+  assert.equal((noUsage.usage as Record<string, unknown>).total_tokens, 3);
+});
+
+Deno.test("chat pass-through: nothing upstream sends after a malformed chunk goes out", () => {
+  const chunk = (content: string) =>
+    `data: ${JSON.stringify({ id: "u", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+  const text = chunk("a") + "data: {oops\n\n" + chunk("b") + "data: [DONE]\n\n";
+  const out = passThrough(text, costOf({ input: 1 }));
+  const evs = sseEvents([out]);
+  assert.equal(evs.length, 2);
+  assert.equal(evs[0].raw, chunk("a"));
+  assert.equal(JSON.parse(evs[1].data).error.message, "upstream sent a malformed chunk");
+});

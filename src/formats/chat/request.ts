@@ -1,0 +1,391 @@
+/**
+ * The chat request ⇄ the internal `TextRequest`, and the body sent to an openai-chat upstream
+ * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
+ */
+import type {
+  CacheControl,
+  ImagePart,
+  Message,
+  Part,
+  ReasoningSettings,
+  ResponseFormat,
+  TextPart,
+  TextRequest,
+  Tool,
+  ToolChoice,
+  ToolResultPart,
+} from "../../events/text_request.ts";
+import type { ChatMessage, ChatRequestBody } from "./schema.ts";
+
+type Obj = Record<string, unknown>;
+
+// ---- client body → internal ----------------------------------------------------------------
+
+/** A validated chat body → the internal request for catalogue model `model`. */
+export function toInternal(body: ChatRequestBody, model: string): TextRequest {
+  const system: TextPart[] = [];
+  const messages: Message[] = [];
+  for (const m of body.messages) {
+    switch (m.role) {
+      case "system":
+      case "developer":
+        // Mid-conversation system messages join the system prompt: the internal form (like the
+        // messages format) has one.
+        system.push(...textParts(m.content));
+        break;
+      case "user":
+        messages.push({ role: "user", parts: userParts(m.content) });
+        break;
+      case "assistant":
+        messages.push({ role: "assistant", parts: assistantParts(m) });
+        break;
+      case "tool": {
+        const part: ToolResultPart = {
+          type: "tool_result",
+          callId: m.tool_call_id,
+          content: textParts(m.content),
+        };
+        const last = messages.at(-1);
+        // Consecutive tool messages answer one assistant turn: one user message of results.
+        if (last?.role === "user" && last.parts.every((p) => p.type === "tool_result")) {
+          last.parts.push(part);
+        } else messages.push({ role: "user", parts: [part] });
+        break;
+      }
+      default: {
+        const never: never = m;
+        throw new Error(`unknown role ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  const req: TextRequest = { model, system, messages, stream: body.stream === true };
+  if (body.tools && body.tools.length > 0) req.tools = body.tools.map(toolToInternal);
+  if (body.tool_choice != null) req.toolChoice = toolChoiceToInternal(body.tool_choice);
+  if (body.parallel_tool_calls != null) req.parallelToolCalls = body.parallel_tool_calls;
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+  if (maxTokens != null) req.maxTokens = maxTokens;
+  if (body.temperature != null) req.temperature = body.temperature;
+  if (body.top_p != null) req.topP = body.top_p;
+  // `top_k` is not in the chat spec but OpenRouter takes it; kept when it is a number.
+  if (typeof body.top_k === "number") req.topK = body.top_k;
+  if (body.frequency_penalty != null) req.frequencyPenalty = body.frequency_penalty;
+  if (body.presence_penalty != null) req.presencePenalty = body.presence_penalty;
+  if (body.seed != null) req.seed = body.seed;
+  if (body.stop != null) req.stop = typeof body.stop === "string" ? [body.stop] : body.stop;
+  if (body.response_format != null) {
+    req.responseFormat = responseFormatToInternal(body.response_format);
+  }
+  const reasoning = reasoningToInternal(body);
+  if (reasoning) req.reasoning = reasoning;
+  if (body.user != null) req.user = body.user;
+  return req;
+}
+
+type TextContent = string | { text: string; cache_control?: unknown }[];
+
+function cacheControl(v: unknown): CacheControl | undefined {
+  if (v === null || typeof v !== "object") return undefined;
+  const o = v as Obj;
+  if (typeof o.type !== "string") return undefined;
+  return typeof o.ttl === "string" ? { type: o.type, ttl: o.ttl } : { type: o.type };
+}
+
+function textPart(text: string, cc?: unknown): TextPart {
+  const c = cacheControl(cc);
+  return c ? { type: "text", text, cacheControl: c } : { type: "text", text };
+}
+
+function textParts(content: TextContent): TextPart[] {
+  if (typeof content === "string") return [textPart(content)];
+  return content.map((p) => textPart(p.text, p.cache_control));
+}
+
+function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): Part[] {
+  if (typeof content === "string") return [textPart(content)];
+  return content.map((p): Part => {
+    if (p.type === "text") return textPart(p.text, p.cache_control);
+    const c = cacheControl(p.cache_control);
+    const image: ImagePart = { type: "image", url: p.image_url.url };
+    if (c) image.cacheControl = c;
+    return image;
+  });
+}
+
+function assistantParts(m: Extract<ChatMessage, { role: "assistant" }>): Part[] {
+  const parts: Part[] = [];
+  const reasoning = m.reasoning_content ?? m.reasoning;
+  if (reasoning) parts.push({ type: "reasoning", text: reasoning });
+  const calls = m.tool_calls ?? [];
+  if (m.content != null) {
+    // Clients often send `content: ""` beside tool calls; an empty text block is an error to
+    // other vendors, so it is dropped there and only there.
+    for (const p of textParts(m.content)) {
+      if (p.text !== "" || (calls.length === 0 && !reasoning)) parts.push(p);
+    }
+  }
+  for (const tc of calls) {
+    parts.push({
+      type: "tool_call",
+      id: tc.id,
+      name: tc.function.name,
+      arguments: tc.function.arguments,
+    });
+  }
+  return parts;
+}
+
+function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool {
+  const tool: Tool = {
+    name: t.function.name,
+    // No parameters means a function of no arguments (OpenAI's reading too).
+    parameters: t.function.parameters ?? { type: "object", properties: {} },
+  };
+  if (t.function.description != null) tool.description = t.function.description;
+  if (t.function.strict != null) tool.strict = t.function.strict;
+  const c = cacheControl(t.cache_control);
+  if (c) tool.cacheControl = c;
+  return tool;
+}
+
+function toolChoiceToInternal(c: NonNullable<ChatRequestBody["tool_choice"]>): ToolChoice {
+  if (typeof c === "string") return { type: c };
+  return { type: "tool", name: c.function.name };
+}
+
+function responseFormatToInternal(
+  f: NonNullable<ChatRequestBody["response_format"]>,
+): ResponseFormat {
+  switch (f.type) {
+    case "text":
+    case "json_object":
+      return { type: f.type };
+    case "json_schema": {
+      const out: ResponseFormat = {
+        type: "json_schema",
+        name: f.json_schema.name,
+        schema: f.json_schema.schema,
+      };
+      if (f.json_schema.strict != null) out.strict = f.json_schema.strict;
+      return out;
+    }
+    default: {
+      const never: never = f;
+      throw new Error(`unknown response_format ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** OpenRouter's `reasoning` object and OpenAI's `reasoning_effort`; the object wins. */
+function reasoningToInternal(body: ChatRequestBody): ReasoningSettings | undefined {
+  const out: ReasoningSettings = {};
+  const r = body.reasoning;
+  const effort = r?.effort ?? body.reasoning_effort;
+  if (effort != null) out.effort = effort;
+  if (r?.max_tokens != null) out.budgetTokens = r.max_tokens;
+  if (r?.enabled != null) out.enabled = r.enabled;
+  // A bare `reasoning: {}` (or only `exclude`) turns reasoning on at the default effort;
+  // `exclude` only hides it from the answer, which the encoder does.
+  else if (r != null && Object.keys(out).length === 0) out.enabled = true;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+// ---- internal → openai-chat upstream body --------------------------------------------------
+
+export interface FromInternalOptions {
+  /**
+   * The upstream takes OpenRouter's `reasoning` object (and `reasoning` on assistant
+   * messages) instead of OpenAI's `reasoning_effort`. OpenAI rejects unknown parameters, so
+   * exactly one of the two is sent.
+   */
+  openrouterReasoning?: boolean;
+  /**
+   * Which field carries the output limit. OpenAI deprecated `max_tokens` and its reasoning
+   * models reject it; some OpenAI-compatible servers know only `max_tokens`.
+   */
+  maxTokensField?: "max_completion_tokens" | "max_tokens";
+}
+
+/** The internal request → an OpenAI chat completions body for `upstreamModel`. */
+export function fromInternal(
+  req: TextRequest,
+  upstreamModel: string,
+  options: FromInternalOptions = {},
+): Obj {
+  const messages: Obj[] = [];
+  if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });
+  for (const m of req.messages) {
+    if (m.role === "user") pushUser(messages, m.parts);
+    else messages.push(assistantMessage(m.parts, options.openrouterReasoning === true));
+  }
+
+  const body: Obj = { model: upstreamModel, messages };
+  if (req.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  if (req.maxTokens !== undefined) {
+    body[options.maxTokensField ?? "max_completion_tokens"] = req.maxTokens;
+  }
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined && options.openrouterReasoning) body.top_k = req.topK;
+  if (req.frequencyPenalty !== undefined) body.frequency_penalty = req.frequencyPenalty;
+  if (req.presencePenalty !== undefined) body.presence_penalty = req.presencePenalty;
+  if (req.seed !== undefined) body.seed = req.seed;
+  if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
+  if (req.tools !== undefined && req.tools.length > 0) body.tools = req.tools.map(toolToChat);
+  if (req.toolChoice !== undefined) {
+    body.tool_choice = req.toolChoice.type === "tool"
+      ? { type: "function", function: { name: req.toolChoice.name } }
+      : req.toolChoice.type;
+  }
+  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
+  if (req.responseFormat !== undefined) {
+    body.response_format = responseFormatToChat(req.responseFormat);
+  }
+  if (req.reasoning !== undefined) {
+    if (options.openrouterReasoning) {
+      const r = openrouterReasoning(req.reasoning);
+      if (r) body.reasoning = r;
+    } else {
+      const effort = effortOf(req.reasoning);
+      if (effort) body.reasoning_effort = effort;
+    }
+  }
+  if (req.user !== undefined) body.user = req.user;
+  return body;
+}
+
+/** One text part without cache control is a plain string; anything else stays parts. */
+function textContent(parts: TextPart[]): string | Obj[] {
+  if (parts.length === 1 && !parts[0].cacheControl) return parts[0].text;
+  return parts.map(textPartToChat);
+}
+
+function textPartToChat(p: TextPart): Obj {
+  const out: Obj = { type: "text", text: p.text };
+  if (p.cacheControl) out.cache_control = p.cacheControl;
+  return out;
+}
+
+function imagePartToChat(p: ImagePart): Obj {
+  const out: Obj = { type: "image_url", image_url: { url: p.url } };
+  if (p.cacheControl) out.cache_control = p.cacheControl;
+  return out;
+}
+
+/**
+ * A user message: its tool results become `tool` messages first (chat wants them right after
+ * the assistant turn that called), the rest one user message. Chat tool messages hold text
+ * only, so images a tool returned follow in that user message rather than being lost.
+ */
+function pushUser(out: Obj[], parts: Part[]): void {
+  const rest: Obj[] = [];
+  for (const p of parts) {
+    switch (p.type) {
+      case "tool_result": {
+        const texts = p.content.filter((c): c is TextPart => c.type === "text");
+        out.push({
+          role: "tool",
+          tool_call_id: p.callId,
+          content: texts.length === 0 ? "" : textContent(texts),
+        });
+        for (const c of p.content) if (c.type === "image") rest.push(imagePartToChat(c));
+        break;
+      }
+      case "text":
+        rest.push(textPartToChat(p));
+        break;
+      case "image":
+        rest.push(imagePartToChat(p));
+        break;
+      case "reasoning":
+      case "tool_call":
+        break; // not expressible in a user message
+      default: {
+        const never: never = p;
+        throw new Error(`unknown part ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  if (rest.length === 0) return;
+  const onlyText = rest.length === 1 && rest[0].type === "text" && !rest[0].cache_control;
+  out.push({ role: "user", content: onlyText ? rest[0].text : rest });
+}
+
+function assistantMessage(parts: Part[], withReasoning: boolean): Obj {
+  const texts: TextPart[] = [];
+  const calls: Obj[] = [];
+  let reasoning = "";
+  for (const p of parts) {
+    if (p.type === "text") texts.push(p);
+    else if (p.type === "reasoning") reasoning += p.text; // signatures are the vendor's own
+    else if (p.type === "tool_call") {
+      calls.push({
+        id: p.id,
+        type: "function",
+        function: { name: p.name, arguments: p.arguments },
+      });
+    }
+  }
+  const msg: Obj = { role: "assistant", content: texts.length > 0 ? textContent(texts) : null };
+  if (calls.length > 0) msg.tool_calls = calls;
+  if (withReasoning && reasoning !== "") msg.reasoning = reasoning;
+  return msg;
+}
+
+function toolToChat(t: Tool): Obj {
+  const fn: Obj = { name: t.name };
+  if (t.description !== undefined) fn.description = t.description;
+  fn.parameters = t.parameters;
+  if (t.strict !== undefined) fn.strict = t.strict;
+  return { type: "function", function: fn };
+}
+
+function responseFormatToChat(f: ResponseFormat): Obj {
+  if (f.type !== "json_schema") return { type: f.type };
+  const js: Obj = { name: f.name, schema: f.schema };
+  if (f.strict !== undefined) js.strict = f.strict;
+  return { type: "json_schema", json_schema: js };
+}
+
+/**
+ * A thinking budget → an OpenAI effort, for requests that came with Anthropic-style budgets.
+ * Thresholds follow OpenRouter's mapping of effort to a share of max tokens, at the usual
+ * 32k output: low ≈ 20 %, medium ≈ 50 %, high ≈ 80 %.
+ */
+function effortOf(r: ReasoningSettings): string | undefined {
+  if (r.effort !== undefined) return r.effort;
+  if (r.budgetTokens !== undefined) {
+    if (r.budgetTokens < 8_192) return "low";
+    if (r.budgetTokens < 24_576) return "medium";
+    return "high";
+  }
+  return undefined; // `enabled` alone: the model's default effort
+}
+
+function openrouterReasoning(r: ReasoningSettings): Obj | undefined {
+  const out: Obj = {};
+  if (r.effort !== undefined) out.effort = r.effort;
+  else if (r.budgetTokens !== undefined) out.max_tokens = r.budgetTokens;
+  if (r.enabled !== undefined) out.enabled = r.enabled;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+// ---- same protocol --------------------------------------------------------------------------
+
+/**
+ * Chat client → openai-chat upstream: the client's body as sent, `model` set to the
+ * upstream's name, and usage asked for on streams (the meter needs it). Nothing else changes.
+ */
+export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
+  const out: Obj = { ...body, model: upstreamModel };
+  if (body.stream === true) {
+    const so = body.stream_options;
+    out.stream_options = so !== null && typeof so === "object"
+      ? { ...so as Obj, include_usage: true }
+      : { include_usage: true };
+  }
+  return out;
+}

@@ -1,0 +1,355 @@
+import assert from "node:assert/strict";
+import type { TextRequest } from "../../events/text_request.ts";
+import { fromInternal, passThroughRequest, toInternal } from "./request.ts";
+import { validateChatRequest } from "./schema.ts";
+
+const internal = (body: unknown, model = "openai/gpt-4o") =>
+  toInternal(validateChatRequest(body), model);
+
+const call = (id: string, name: string, args = "{}") => ({
+  id,
+  type: "function",
+  function: { name, arguments: args },
+});
+
+const AGENT_TURN = {
+  model: "openai/gpt-4o",
+  messages: [
+    { role: "system", content: "You are terse." },
+    { role: "developer", content: [{ type: "text", text: "Use tools." }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Weather and time in Moscow?" },
+        { type: "image_url", image_url: { url: "https://example.com/map.png" } },
+      ],
+    },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [call("c1", "weather", '{"city":"Moscow"}'), call("c2", "time")],
+    },
+    { role: "tool", tool_call_id: "c1", content: "-3°C" },
+    { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "14:00" }] },
+    { role: "user", content: "Thanks. Summarise." },
+    { role: "assistant", content: "Summary:" },
+  ],
+  tools: [{
+    type: "function",
+    function: { name: "weather", description: "d", parameters: { type: "object" }, strict: true },
+  }, { type: "function", function: { name: "time" } }],
+  tool_choice: "auto",
+  stream: true,
+  max_tokens: 300,
+  temperature: 0.2,
+  stop: "END",
+  user: "u1",
+};
+
+Deno.test("toInternal: system/developer → system, tool messages merge, prefill stays last", () => {
+  const req = internal(AGENT_TURN);
+  assert.deepEqual(req.system, [
+    { type: "text", text: "You are terse." },
+    { type: "text", text: "Use tools." },
+  ]);
+  assert.deepEqual(req.messages, [
+    {
+      role: "user",
+      parts: [
+        { type: "text", text: "Weather and time in Moscow?" },
+        { type: "image", url: "https://example.com/map.png" },
+      ],
+    },
+    {
+      role: "assistant",
+      parts: [
+        { type: "tool_call", id: "c1", name: "weather", arguments: '{"city":"Moscow"}' },
+        { type: "tool_call", id: "c2", name: "time", arguments: "{}" },
+      ],
+    },
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", callId: "c1", content: [{ type: "text", text: "-3°C" }] },
+        { type: "tool_result", callId: "c2", content: [{ type: "text", text: "14:00" }] },
+      ],
+    },
+    { role: "user", parts: [{ type: "text", text: "Thanks. Summarise." }] },
+    { role: "assistant", parts: [{ type: "text", text: "Summary:" }] },
+  ]);
+  assert.deepEqual(req.tools, [
+    { name: "weather", description: "d", parameters: { type: "object" }, strict: true },
+    { name: "time", parameters: { type: "object", properties: {} } },
+  ]);
+  assert.deepEqual(req.toolChoice, { type: "auto" });
+  assert.equal(req.stream, true);
+  assert.equal(req.maxTokens, 300);
+  assert.equal(req.temperature, 0.2);
+  assert.deepEqual(req.stop, ["END"]);
+  assert.equal(req.user, "u1");
+  assert.equal(req.model, "openai/gpt-4o");
+});
+
+Deno.test("toInternal: sampling, format, reasoning and cache_control are carried", () => {
+  const req = internal({
+    messages: [
+      {
+        role: "system",
+        content: [{ type: "text", text: "s", cache_control: { type: "ephemeral", ttl: "1h" } }],
+      },
+      { role: "assistant", content: "earlier", reasoning_content: "why" },
+      { role: "user", content: "q" },
+    ],
+    max_tokens: 10,
+    max_completion_tokens: 20,
+    top_p: 0.5,
+    top_k: 40,
+    frequency_penalty: 1,
+    presence_penalty: -1,
+    seed: 7,
+    parallel_tool_calls: false,
+    tool_choice: { type: "function", function: { name: "f" } },
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: "r", schema: { type: "object" }, strict: true },
+    },
+    reasoning: { max_tokens: 2048 },
+    reasoning_effort: "low",
+  });
+  assert.deepEqual(req.system, [{
+    type: "text",
+    text: "s",
+    cacheControl: { type: "ephemeral", ttl: "1h" },
+  }]);
+  assert.deepEqual(req.messages[0].parts, [
+    { type: "reasoning", text: "why" },
+    { type: "text", text: "earlier" },
+  ]);
+  assert.equal(req.maxTokens, 20);
+  assert.equal(req.topP, 0.5);
+  assert.equal(req.topK, 40);
+  assert.equal(req.frequencyPenalty, 1);
+  assert.equal(req.presencePenalty, -1);
+  assert.equal(req.seed, 7);
+  assert.equal(req.parallelToolCalls, false);
+  assert.deepEqual(req.toolChoice, { type: "tool", name: "f" });
+  assert.deepEqual(req.responseFormat, {
+    type: "json_schema",
+    name: "r",
+    schema: { type: "object" },
+    strict: true,
+  });
+  assert.deepEqual(req.reasoning, { effort: "low", budgetTokens: 2048 });
+  assert.equal(req.stream, false);
+});
+
+Deno.test("toInternal: a bare reasoning object enables reasoning; absent means none", () => {
+  assert.deepEqual(
+    internal({ messages: [{ role: "user", content: "q" }], reasoning: {} }).reasoning,
+    {
+      enabled: true,
+    },
+  );
+  assert.deepEqual(
+    internal({ messages: [{ role: "user", content: "q" }], reasoning: { enabled: false } })
+      .reasoning,
+    { enabled: false },
+  );
+  assert.equal(internal({ messages: [{ role: "user", content: "q" }] }).reasoning, undefined);
+});
+
+Deno.test("fromInternal: tool results → tool messages, images → image_url, stream usage on", () => {
+  const body = fromInternal(internal(AGENT_TURN), "gpt-4o-2024-08-06");
+  assert.deepEqual(body, {
+    model: "gpt-4o-2024-08-06",
+    messages: [
+      {
+        role: "system",
+        content: [{ type: "text", text: "You are terse." }, { type: "text", text: "Use tools." }],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Weather and time in Moscow?" },
+          { type: "image_url", image_url: { url: "https://example.com/map.png" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [call("c1", "weather", '{"city":"Moscow"}'), call("c2", "time")],
+      },
+      { role: "tool", tool_call_id: "c1", content: "-3°C" },
+      { role: "tool", tool_call_id: "c2", content: "14:00" },
+      { role: "user", content: "Thanks. Summarise." },
+      { role: "assistant", content: "Summary:" },
+    ],
+    stream: true,
+    stream_options: { include_usage: true },
+    max_completion_tokens: 300,
+    temperature: 0.2,
+    stop: ["END"],
+    tools: [
+      {
+        type: "function",
+        function: {
+          name: "weather",
+          description: "d",
+          parameters: { type: "object" },
+          strict: true,
+        },
+      },
+      {
+        type: "function",
+        function: { name: "time", parameters: { type: "object", properties: {} } },
+      },
+    ],
+    tool_choice: "auto",
+    user: "u1",
+  });
+});
+
+Deno.test("chat → internal → chat → internal is stable", () => {
+  const once = internal(AGENT_TURN);
+  const twice = toInternal(
+    validateChatRequest(fromInternal(once, "openai/gpt-4o")),
+    "openai/gpt-4o",
+  );
+  // The two system messages come back as one system message of two parts: same parts.
+  assert.deepEqual(twice, once);
+});
+
+Deno.test("fromInternal: images a tool returned follow in a user message", () => {
+  const req: TextRequest = {
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [{
+      role: "user",
+      parts: [
+        {
+          type: "tool_result",
+          callId: "shot",
+          content: [{ type: "text", text: "screenshot:" }, {
+            type: "image",
+            url: "data:image/png;base64,AAAA",
+          }],
+          isError: false,
+        },
+        { type: "text", text: "what do you see?" },
+      ],
+    }],
+  };
+  assert.deepEqual(fromInternal(req, "up").messages, [
+    { role: "tool", tool_call_id: "shot", content: "screenshot:" },
+    {
+      role: "user",
+      content: [
+        { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+        { type: "text", text: "what do you see?" },
+      ],
+    },
+  ]);
+});
+
+Deno.test("fromInternal: reasoning as reasoning_effort, or OpenRouter's object when asked", () => {
+  const req = (reasoning: TextRequest["reasoning"]): TextRequest => ({
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [
+      { role: "user", parts: [{ type: "text", text: "q" }] },
+      {
+        role: "assistant",
+        parts: [{ type: "reasoning", text: "thought", signature: "sig" }, {
+          type: "text",
+          text: "a",
+        }],
+      },
+    ],
+    reasoning,
+    maxTokens: 50,
+    topK: 5,
+  });
+  const openai = fromInternal(req({ effort: "high" }), "o3");
+  assert.equal(openai.reasoning_effort, "high");
+  assert.equal(openai.reasoning, undefined);
+  assert.equal(openai.top_k, undefined);
+  assert.deepEqual((openai.messages as unknown[])[1], { role: "assistant", content: "a" });
+  assert.equal(fromInternal(req({ budgetTokens: 1024 }), "o3").reasoning_effort, "low");
+  assert.equal(fromInternal(req({ budgetTokens: 16000 }), "o3").reasoning_effort, "medium");
+  assert.equal(fromInternal(req({ budgetTokens: 32000 }), "o3").reasoning_effort, "high");
+  assert.equal(fromInternal(req({ enabled: true }), "o3").reasoning_effort, undefined);
+
+  const or = fromInternal(req({ budgetTokens: 4096, enabled: true }), "x/y", {
+    openrouterReasoning: true,
+    maxTokensField: "max_tokens",
+  });
+  assert.deepEqual(or.reasoning, { max_tokens: 4096, enabled: true });
+  assert.equal(or.reasoning_effort, undefined);
+  assert.equal(or.max_tokens, 50);
+  assert.equal(or.top_k, 5);
+  assert.deepEqual((or.messages as unknown[])[1], {
+    role: "assistant",
+    content: "a",
+    reasoning: "thought",
+  });
+});
+
+Deno.test("fromInternal: response formats and a named tool choice", () => {
+  const req: TextRequest = {
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+    toolChoice: { type: "tool", name: "f" },
+    responseFormat: { type: "json_schema", name: "r", schema: { type: "object" }, strict: true },
+    parallelToolCalls: true,
+    seed: 1,
+    topP: 0.9,
+    frequencyPenalty: 0.1,
+    presencePenalty: 0.2,
+  };
+  const body = fromInternal(req, "up");
+  assert.deepEqual(body.tool_choice, { type: "function", function: { name: "f" } });
+  assert.deepEqual(body.response_format, {
+    type: "json_schema",
+    json_schema: { name: "r", schema: { type: "object" }, strict: true },
+  });
+  assert.equal(body.parallel_tool_calls, true);
+  assert.equal(body.stream, undefined);
+  assert.equal(body.stream_options, undefined);
+  assert.equal(body.seed, 1);
+  assert.equal(body.top_p, 0.9);
+  assert.equal(body.frequency_penalty, 0.1);
+  assert.equal(body.presence_penalty, 0.2);
+  assert.deepEqual(
+    fromInternal({ ...req, responseFormat: { type: "json_object" } }, "up").response_format,
+    {
+      type: "json_object",
+    },
+  );
+});
+
+Deno.test("passThroughRequest: only model and stream_options.include_usage change", () => {
+  const body = {
+    model: "openai/gpt-4o",
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+    stream_options: { include_usage: false, include_obfuscation: false },
+    reasoning: { effort: "low" },
+    custom: [1, 2],
+  };
+  const snapshot = structuredClone(body);
+  assert.deepEqual(passThroughRequest(body, "gpt-4o-2024-08-06"), {
+    ...body,
+    model: "gpt-4o-2024-08-06",
+    stream_options: { include_usage: true, include_obfuscation: false },
+  });
+  assert.deepEqual(body, snapshot, "the client's body is not mutated");
+  assert.deepEqual(passThroughRequest({ messages: [], stream: true }, "u").stream_options, {
+    include_usage: true,
+  });
+  const plain = { model: "a", messages: [] };
+  assert.deepEqual(passThroughRequest(plain, "u"), { model: "u", messages: [] });
+});

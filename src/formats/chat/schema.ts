@@ -1,0 +1,292 @@
+/**
+ * The client request of `POST /v1/chat/completions`: strict where the spec (and the OpenAI
+ * API it mirrors) sets a rule, lenient to extras — unknown fields at any level are kept, so
+ * that pass-through sends them on and provider-specific options (`cache_control`, `top_k`,
+ * `provider`, …) survive. `null` is accepted wherever a field is optional, as the OpenAI
+ * API does (several client libraries send `"stop": null`).
+ *
+ * Every failure is a `GatewayError(400)` whose message names the field, e.g.
+ * `messages[2].content[0].image_url.url must be an http(s) URL or a base64 data:image URL`.
+ */
+import { z } from "zod";
+import { badRequest } from "../../http/gateway_error.ts";
+
+const between = (lo: number, hi: number) => `must be between ${lo} and ${hi}`;
+
+/** A number in [lo, hi]. */
+const range = (lo: number, hi: number) =>
+  z.number().min(lo, between(lo, hi)).max(hi, between(lo, hi));
+
+const positiveInt = z.number().int().min(1, "must be an integer of at least 1");
+
+const CacheControl = z.looseObject({ type: z.string(), ttl: z.string().nullish() });
+
+const HTTP_URL = /^https?:\/\/[^\s]+$/i;
+const DATA_IMAGE_URL = /^data:image\/[a-z0-9.+-]+;base64,/i;
+
+const TextPart = z.looseObject({
+  type: z.literal("text"),
+  text: z.string(),
+  cache_control: CacheControl.nullish(),
+});
+
+const ImagePart = z.looseObject({
+  type: z.literal("image_url"),
+  image_url: z.looseObject({
+    url: z.string().refine(
+      (u) => HTTP_URL.test(u) || DATA_IMAGE_URL.test(u),
+      "must be an http(s) URL or a base64 data:image URL",
+    ),
+    detail: z.enum(["auto", "low", "high"]).nullish(),
+  }),
+  cache_control: CacheControl.nullish(),
+});
+
+const UserPart = z.discriminatedUnion("type", [TextPart, ImagePart]);
+
+const textContent = z.union([z.string(), z.array(TextPart)]);
+const userContent = z.union([z.string(), z.array(UserPart)]);
+
+const ToolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.looseObject({ name: z.string().min(1, "must not be empty"), arguments: z.string() }),
+});
+
+const SystemMessage = z.looseObject({
+  role: z.enum(["system", "developer"]),
+  content: textContent,
+  name: z.string().nullish(),
+});
+
+const UserMessage = z.looseObject({
+  role: z.literal("user"),
+  content: userContent,
+  name: z.string().nullish(),
+});
+
+const AssistantMessage = z.looseObject({
+  role: z.literal("assistant"),
+  /** Null or absent only together with `tool_calls` (checked below). */
+  content: textContent.nullish(),
+  tool_calls: z.array(ToolCall).nullish(),
+  /** Reasoning of an earlier turn: OpenRouter's `reasoning`, DeepSeek's `reasoning_content`. */
+  reasoning: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+  refusal: z.string().nullish(),
+  name: z.string().nullish(),
+});
+
+const ToolMessage = z.looseObject({
+  role: z.literal("tool"),
+  tool_call_id: z.string(),
+  content: textContent,
+});
+
+const Message = z.discriminatedUnion("role", [
+  SystemMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+]);
+
+const Tool = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().min(1, "must not be empty"),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const ToolChoice = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.looseObject({
+    type: z.literal("function"),
+    function: z.looseObject({ name: z.string().min(1, "must not be empty") }),
+  }),
+]);
+
+const ResponseFormat = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("text") }),
+  z.looseObject({ type: z.literal("json_object") }),
+  z.looseObject({
+    type: z.literal("json_schema"),
+    json_schema: z.looseObject({
+      name: z.string().min(1, "must not be empty"),
+      description: z.string().nullish(),
+      schema: z.record(z.string(), z.unknown()),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
+const Effort = z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]);
+
+/** OpenRouter's reasoning object (https://openrouter.ai/docs/use-cases/reasoning-tokens). */
+const Reasoning = z.looseObject({
+  effort: Effort.nullish(),
+  max_tokens: z.number().int().min(0, "must be a non-negative integer").nullish(),
+  exclude: z.boolean().nullish(),
+  enabled: z.boolean().nullish(),
+});
+
+export const ChatRequestSchema = z.looseObject({
+  model: z.string().nullish(),
+  messages: z.array(Message).min(1, "must be a non-empty array"),
+  temperature: range(0, 2).nullish(),
+  top_p: z.number().gt(0, "must be greater than 0 and at most 1")
+    .max(1, "must be greater than 0 and at most 1").nullish(),
+  frequency_penalty: range(-2, 2).nullish(),
+  presence_penalty: range(-2, 2).nullish(),
+  max_tokens: positiveInt.nullish(),
+  max_completion_tokens: positiveInt.nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")])
+    .nullish(),
+  n: z.literal(1, "must be 1 (one choice per request)").nullish(),
+  tools: z.array(Tool).nullish(),
+  tool_choice: ToolChoice.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  response_format: ResponseFormat.nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  reasoning: Reasoning.nullish(),
+  reasoning_effort: Effort.nullish(),
+  include_reasoning: z.boolean().nullish(),
+  user: z.string().nullish(),
+  seed: z.number().int().nullish(),
+});
+
+export type ChatRequestBody = z.infer<typeof ChatRequestSchema>;
+export type ChatMessage = ChatRequestBody["messages"][number];
+
+/** Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field. */
+export function validateChatRequest(body: unknown): ChatRequestBody {
+  const r = ChatRequestSchema.safeParse(body, { error: defaultMessage });
+  if (!r.success) throw badRequest(describe(r.error.issues[0], []));
+  const bad = r.data.messages.findIndex((m) =>
+    m.role === "assistant" && m.content == null && !(m.tool_calls && m.tool_calls.length > 0)
+  );
+  if (bad >= 0) {
+    throw badRequest(`messages[${bad}].content must be given unless the message has tool_calls`);
+  }
+  return r.data;
+}
+
+/** What `checkAgainstModel` needs to know about the catalogue model. */
+export interface ChatModelLimits {
+  contextLength: number;
+  acceptsImages: boolean;
+  /** The model lists `response_format` or `structured_outputs` in `supported_parameters`. */
+  supportsJsonObject: boolean;
+}
+
+/** The rules that depend on the model: max_tokens < context_length, images, JSON mode. */
+export function checkAgainstModel(body: ChatRequestBody, model: ChatModelLimits): void {
+  for (const field of ["max_tokens", "max_completion_tokens"] as const) {
+    const v = body[field];
+    if (v != null && v >= model.contextLength) {
+      throw badRequest(
+        `${field} must be less than the model's context length (${model.contextLength})`,
+      );
+    }
+  }
+  if (!model.acceptsImages) {
+    body.messages.forEach((m, i) => {
+      if (m.role !== "user" || typeof m.content === "string") return;
+      const j = m.content.findIndex((p) => p.type === "image_url");
+      if (j >= 0) {
+        throw badRequest(`messages[${i}].content[${j}]: this model does not accept image input`);
+      }
+    });
+  }
+  if (body.response_format?.type === "json_object" && !model.supportsJsonObject) {
+    throw badRequest("response_format json_object is not supported by this model");
+  }
+}
+
+// ---- error messages ------------------------------------------------------------------------
+
+type Issue = z.core.$ZodIssue;
+type PathKey = PropertyKey;
+
+/** Per-parse messages for issues the schema did not word itself (no path: added later). */
+function defaultMessage(iss: z.core.$ZodRawIssue): string {
+  switch (iss.code) {
+    case "invalid_type":
+      if (iss.input === undefined) return "is required";
+      return `must be ${article(String(iss.expected))}`;
+    case "invalid_value":
+      return iss.values.length === 1
+        ? `must be ${JSON.stringify(iss.values[0])}`
+        : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return `must be at least ${String(iss.minimum)}`;
+    case "too_big":
+      return `must be at most ${String(iss.maximum)}`;
+    default:
+      return "is invalid";
+  }
+}
+
+function article(expected: string): string {
+  switch (expected) {
+    case "int":
+      return "an integer";
+    case "array":
+    case "object":
+      return `an ${expected}`;
+    case "record":
+      return "an object";
+    default:
+      return `a ${expected}`;
+  }
+}
+
+/** One issue as "field message", digging into unions for the branch that matched best. */
+function describe(iss: Issue, prefix: PathKey[]): string {
+  const path = [...prefix, ...iss.path];
+  if (iss.code === "invalid_union") {
+    if (iss.errors.length === 0) {
+      // A discriminated union whose tag matched no option.
+      const options = (iss as unknown as { options?: unknown[] }).options ?? [];
+      return `${fieldName(path)} must be one of ${options.join(", ")}`;
+    }
+    // A branch whose failure is deeper than "wrong type here" is the one the client meant.
+    const deep = iss.errors.filter((b) => !(b.length === 1 && isShallowTypeError(b[0])));
+    if (deep.length === 1) return describe(deep[0][0], path);
+    const phrases = iss.errors.map((b) => (b.length === 1 ? shallowPhrase(b[0]) : undefined));
+    if (phrases.every((p) => p !== undefined)) {
+      return `${fieldName(path)} must be ${phrases.join(" or ")}`;
+    }
+    return `${fieldName(path)} is invalid`;
+  }
+  return `${fieldName(path)} ${iss.message}`;
+}
+
+function isShallowTypeError(i: Issue): boolean {
+  return shallowPhrase(i) !== undefined;
+}
+
+/** "a string", "one of \"auto\", \"none\"" for a branch that failed on the value itself. */
+function shallowPhrase(i: Issue): string | undefined {
+  if (i.path.length > 0) return undefined;
+  if (i.code === "invalid_type") return article(String(i.expected));
+  if (i.code === "invalid_value") {
+    const vs = i.values.map((v) => JSON.stringify(v));
+    return vs.length === 1 ? vs[0] : `one of ${vs.join(", ")}`;
+  }
+  return undefined;
+}
+
+/** ["messages", 0, "content"] → "messages[0].content"; the root is "request body". */
+function fieldName(path: PathKey[]): string {
+  if (path.length === 0) return "request body";
+  let s = "";
+  for (const k of path) {
+    if (typeof k === "number") s += `[${k}]`;
+    else s += s === "" ? String(k) : `.${String(k)}`;
+  }
+  return s;
+}

@@ -1,0 +1,287 @@
+/**
+ * Decoder of an anthropic-messages upstream: its SSE stream
+ * (https://docs.anthropic.com/en/docs/build-with-claude/streaming) or its whole message
+ * body, to internal events. One `JSON.parse` per event; `ping` is not parsed at all.
+ *
+ * Block types we do not model (server_tool_use, web_search_tool_result, compaction, …) are
+ * skipped here; they reach a client only through pass-through, which forwards raw text.
+ */
+import type { Event } from "../../events/event.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import type { BodyDecoder, Emit, StreamDecoder } from "../codec.ts";
+import type { SseEvent } from "../sse.ts";
+import { decodeMessagesStreamError } from "./errors.ts";
+import { fromMessagesStopReason } from "./finish_reason.ts";
+import { mergeRawUsage, type MessagesUsage, rawToUsage, readMessagesUsage } from "./usage.ts";
+import type { RawMessagesUsage } from "./usage.ts";
+
+/** What an open content block index turned into internally. */
+type Block =
+  | { kind: "text" }
+  | { kind: "reasoning" }
+  /** `json` says whether a non-empty input delta came; `initial` is input given at start. */
+  | { kind: "tool"; index: number; json: boolean; initial: string };
+
+interface ContentBlock {
+  type?: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  data?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+}
+
+interface StreamPayload {
+  type?: string;
+  index?: number;
+  message?: { id?: string; model?: string; usage?: MessagesUsage | null };
+  content_block?: ContentBlock;
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
+  usage?: MessagesUsage | null;
+  error?: unknown;
+}
+
+const malformed = () =>
+  new GatewayError(502, "upstream provider sent a malformed stream event", {
+    code: "PROVIDER_ERROR",
+  });
+
+const cutShort = () =>
+  new GatewayError(502, "upstream provider stream ended before the message was complete", {
+    code: "PROVIDER_ERROR",
+  });
+
+export function createMessagesDecoder(): StreamDecoder {
+  const blocks = new Map<number, Block>();
+  let tools = 0;
+  let usage: RawMessagesUsage = {};
+  let done = false; // finish or error emitted: the stream has its terminal event
+  let failed = false;
+
+  function closeBlock(i: number, b: Block, emit: Emit): void {
+    blocks.delete(i);
+    if (b.kind === "text") emit({ type: "text_end" });
+    else if (b.kind === "reasoning") emit({ type: "reasoning_end" });
+    else {
+      // A tool's input is always a JSON text: no delta (a tool without parameters) means {}.
+      if (!b.json) emit({ type: "tool_call_delta", index: b.index, json: b.initial });
+      emit({ type: "tool_call_end", index: b.index });
+    }
+  }
+
+  function startBlock(i: number, cb: ContentBlock, emit: Emit): void {
+    switch (cb.type) {
+      case "text":
+        blocks.set(i, { kind: "text" });
+        emit({ type: "text_start" });
+        if (cb.text) emit({ type: "text_delta", delta: cb.text });
+        return;
+      case "thinking":
+        blocks.set(i, { kind: "reasoning" });
+        emit({ type: "reasoning_start" });
+        if (cb.thinking) emit({ type: "reasoning_delta", delta: cb.thinking });
+        if (cb.signature) emit({ type: "reasoning_signature", signature: cb.signature });
+        return;
+      case "redacted_thinking":
+        blocks.set(i, { kind: "reasoning" });
+        emit({ type: "reasoning_start" });
+        emit({ type: "reasoning_redacted", data: cb.data ?? "" });
+        return;
+      case "tool_use": {
+        const index = tools++;
+        const input = cb.input;
+        const initial = typeof input === "object" && input !== null && Object.keys(input).length > 0
+          ? JSON.stringify(input)
+          : "{}";
+        blocks.set(i, { kind: "tool", index, json: false, initial });
+        emit({ type: "tool_call_start", index, id: cb.id ?? "", name: cb.name ?? "" });
+        return;
+      }
+      default:
+        return; // server tool blocks and unknown types: pass-through only
+    }
+  }
+
+  function delta(i: number, d: NonNullable<StreamPayload["delta"]>, emit: Emit): void {
+    const b = blocks.get(i);
+    if (!b) return;
+    switch (d.type) {
+      case "text_delta":
+        if (b.kind === "text" && d.text) emit({ type: "text_delta", delta: d.text });
+        return;
+      case "thinking_delta":
+        if (b.kind === "reasoning" && d.thinking) {
+          emit({ type: "reasoning_delta", delta: d.thinking });
+        }
+        return;
+      case "signature_delta":
+        if (b.kind === "reasoning" && d.signature) {
+          emit({ type: "reasoning_signature", signature: d.signature });
+        }
+        return;
+      case "input_json_delta":
+        if (b.kind === "tool" && d.partial_json) {
+          b.json = true;
+          emit({ type: "tool_call_delta", index: b.index, json: d.partial_json });
+        }
+        return;
+      default:
+        return; // citations_delta and future delta types
+    }
+  }
+
+  function emitUsage(u: MessagesUsage | null | undefined, emit: Emit): void {
+    if (typeof u !== "object" || u === null) return;
+    usage = mergeRawUsage(usage, readMessagesUsage(u));
+    emit({ type: "usage", usage: rawToUsage(usage) });
+  }
+
+  function finish(p: StreamPayload, emit: Emit): void {
+    for (const [i, b] of blocks) closeBlock(i, b, emit);
+    const reason = fromMessagesStopReason(p.delta?.stop_reason);
+    if (reason === "stop_sequence") {
+      emit({ type: "finish", reason, stopSequence: p.delta?.stop_sequence ?? null });
+    } else {
+      emit({ type: "finish", reason });
+    }
+    done = true;
+  }
+
+  function fail(error: GatewayError, emit: Emit): void {
+    emit({ type: "error", error });
+    done = true;
+    failed = true;
+  }
+
+  return {
+    event(ev: SseEvent, emit: Emit): void {
+      if (failed || ev.event === "ping") return;
+      let p: StreamPayload;
+      try {
+        p = JSON.parse(ev.data);
+      } catch {
+        return fail(malformed(), emit);
+      }
+      if (typeof p !== "object" || p === null) return fail(malformed(), emit);
+      const type = p.type ?? ev.event;
+      if (done && type !== "message_delta") return; // only usage may follow the finish
+      switch (type) {
+        case "message_start": {
+          const m = p.message ?? {};
+          emit({ type: "response_start", id: m.id, model: m.model });
+          // `output_tokens` at message_start is a running count, not a result: keeping it
+          // would make a stream cut right after it look like one with known (tiny) output.
+          if (m.usage) emitUsage({ ...m.usage, output_tokens: undefined }, emit);
+          return;
+        }
+        case "content_block_start":
+          if (typeof p.index === "number" && p.content_block) {
+            startBlock(p.index, p.content_block, emit);
+          }
+          return;
+        case "content_block_delta":
+          if (typeof p.index === "number" && p.delta) delta(p.index, p.delta, emit);
+          return;
+        case "content_block_stop": {
+          const b = typeof p.index === "number" ? blocks.get(p.index) : undefined;
+          if (b) closeBlock(p.index!, b, emit);
+          return;
+        }
+        case "message_delta":
+          emitUsage(p.usage, emit);
+          if (!done) finish(p, emit);
+          return;
+        case "message_stop":
+          if (!done) finish({}, emit);
+          return;
+        case "error":
+          return fail(decodeMessagesStreamError(p), emit);
+        default:
+          return; // ping without an event line, and event types added later
+      }
+    },
+
+    end(emit: Emit): void {
+      if (done) return;
+      fail(cutShort(), emit);
+    },
+  };
+}
+
+/** A whole (non-streaming) message body to the events its stream would have given. */
+export const decodeMessagesBody: BodyDecoder = (body, emit) => {
+  const m = (typeof body === "object" && body !== null ? body : {}) as {
+    type?: string;
+    id?: string;
+    model?: string;
+    content?: ContentBlock[];
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+    usage?: MessagesUsage | null;
+  };
+  if (m.type === "error") {
+    emit({ type: "error", error: decodeMessagesStreamError(m) });
+    return;
+  }
+  emit({ type: "response_start", id: m.id, model: m.model });
+  if (m.usage && typeof m.usage === "object") {
+    emit({ type: "usage", usage: rawToUsage(readMessagesUsage(m.usage)) });
+  }
+  let tools = 0;
+  for (const cb of Array.isArray(m.content) ? m.content : []) {
+    for (const e of blockEvents(cb, tools)) emit(e);
+    if (cb?.type === "tool_use") tools++;
+  }
+  const reason = fromMessagesStopReason(m.stop_reason);
+  emit(
+    reason === "stop_sequence"
+      ? { type: "finish", reason, stopSequence: m.stop_sequence ?? null }
+      : { type: "finish", reason },
+  );
+};
+
+function blockEvents(cb: ContentBlock, toolIndex: number): Event[] {
+  switch (cb?.type) {
+    case "text":
+      return [
+        { type: "text_start" },
+        ...(cb.text ? [{ type: "text_delta", delta: cb.text } as const] : []),
+        { type: "text_end" },
+      ];
+    case "thinking":
+      return [
+        { type: "reasoning_start" },
+        ...(cb.thinking ? [{ type: "reasoning_delta", delta: cb.thinking } as const] : []),
+        ...(cb.signature
+          ? [{ type: "reasoning_signature", signature: cb.signature } as const]
+          : []),
+        { type: "reasoning_end" },
+      ];
+    case "redacted_thinking":
+      return [
+        { type: "reasoning_start" },
+        { type: "reasoning_redacted", data: cb.data ?? "" },
+        { type: "reasoning_end" },
+      ];
+    case "tool_use": {
+      const input = typeof cb.input === "object" && cb.input !== null ? cb.input : {};
+      return [
+        { type: "tool_call_start", index: toolIndex, id: cb.id ?? "", name: cb.name ?? "" },
+        { type: "tool_call_delta", index: toolIndex, json: JSON.stringify(input) },
+        { type: "tool_call_end", index: toolIndex },
+      ];
+    }
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import type { Event } from "../../events/event.ts";
+import { createMessagesDecoder, decodeMessagesBody } from "./decode.ts";
+import { type Chunking, decodeSse, FIXTURES, normalizeEvents, parseJsonl } from "./test_util.ts";
+
+const SCENARIOS = ["text", "thinking", "tool_use", "cache_usage", "midstream_error", "cut_stream"];
+const CHUNKINGS: Chunking[] = ["whole", "lines", "bytes"];
+
+const read = (name: string) => Deno.readTextFileSync(new URL(name, FIXTURES));
+
+for (const scenario of SCENARIOS) {
+  Deno.test(`decoder: ${scenario}.sse gives its golden events whole, line by line and byte by byte`, () => {
+    const sse = read(`${scenario}.sse`);
+    const golden = parseJsonl(read(`${scenario}.events.jsonl`));
+    for (const how of CHUNKINGS) {
+      assert.deepEqual(normalizeEvents(decodeSse(createMessagesDecoder(), sse, how)), golden, how);
+    }
+  });
+}
+
+Deno.test("body decoder: a message body gives its golden events", () => {
+  const events: Event[] = [];
+  decodeMessagesBody(JSON.parse(read("body_thinking_tool_use.json")), (e) => events.push(e));
+  assert.deepEqual(
+    normalizeEvents(events),
+    parseJsonl(read("body_thinking_tool_use.events.jsonl")),
+  );
+});
+
+Deno.test("body decoder: an error body becomes an error event", () => {
+  const events: Event[] = [];
+  decodeMessagesBody(
+    { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+    (e) => events.push(e),
+  );
+  assert.deepEqual(normalizeEvents(events), [
+    { type: "error", status: 503, message: "upstream provider is overloaded, retry later" },
+  ]);
+});
+
+const frame = (data: unknown, event?: string) => {
+  const json = JSON.stringify(data);
+  return (event ? `event: ${event}\n` : "") + `data: ${json}\n\n`;
+};
+const START = frame({
+  type: "message_start",
+  message: { id: "msg_1", model: "m", usage: { input_tokens: 5, output_tokens: 1 } },
+}, "message_start");
+
+Deno.test("decoder: unknown events and delta types are skipped, not errors", () => {
+  const sse = START +
+    frame(
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      "content_block_start",
+    ) +
+    frame({
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "citations_delta", citation: {} },
+    }, "content_block_delta") +
+    frame({ type: "future_event", x: 1 }, "future_event") +
+    frame({ type: "content_block_stop", index: 0 }, "content_block_stop") +
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 3 },
+    }, "message_delta") +
+    frame({ type: "message_stop" }, "message_stop");
+  assert.deepEqual(normalizeEvents(decodeSse(createMessagesDecoder(), sse)), [
+    { type: "response_start", id: "msg_1", model: "m" },
+    { type: "usage", usage: { input: 5 } },
+    { type: "text_start" },
+    { type: "text_end" },
+    { type: "usage", usage: { input: 5, output: 3 } },
+    { type: "finish", reason: "stop" },
+  ]);
+});
+
+Deno.test("decoder: events without an event line are read by their payload type", () => {
+  const sse = frame({ type: "message_start", message: { id: "a", model: "m" } }) +
+    frame({ type: "message_delta", delta: { stop_reason: "refusal" } }) +
+    frame({ type: "message_stop" });
+  assert.deepEqual(normalizeEvents(decodeSse(createMessagesDecoder(), sse)), [
+    { type: "response_start", id: "a", model: "m" },
+    { type: "finish", reason: "content_filter" },
+  ]);
+});
+
+Deno.test("decoder: a malformed event is an error and ends decoding", () => {
+  const sse = START + "event: content_block_start\ndata: {not json\n\n" +
+    frame({ type: "message_stop" }, "message_stop");
+  const events = normalizeEvents(decodeSse(createMessagesDecoder(), sse));
+  assert.deepEqual(events.at(-1), {
+    type: "error",
+    status: 502,
+    message: "upstream provider sent a malformed stream event",
+  });
+  assert.equal(events.filter((e) => (e as Event).type === "error").length, 1);
+});
+
+Deno.test("decoder: message_stop without message_delta still finishes, closing open blocks", () => {
+  const sse = START +
+    frame({
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: "t", name: "f", input: { a: 1 } },
+    }) +
+    frame({ type: "message_stop" });
+  assert.deepEqual(normalizeEvents(decodeSse(createMessagesDecoder(), sse)).slice(2), [
+    { type: "tool_call_start", index: 0, id: "t", name: "f" },
+    { type: "tool_call_delta", index: 0, json: '{"a":1}' },
+    { type: "tool_call_end", index: 0 },
+    { type: "finish", reason: "stop" },
+  ]);
+});
+
+Deno.test("decoder: compaction iterations are summed into the usage", () => {
+  const sse = frame({
+    type: "message_start",
+    message: {
+      id: "a",
+      model: "m",
+      usage: { input_tokens: 100, cache_read_input_tokens: 5000, output_tokens: 7 },
+    },
+  }) +
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: {
+        input_tokens: 181,
+        cache_read_input_tokens: 0,
+        output_tokens: 8,
+        iterations: [
+          {
+            type: "compaction",
+            input_tokens: 100,
+            cache_read_input_tokens: 5000,
+            output_tokens: 83,
+          },
+          { type: "message", input_tokens: 181, cache_read_input_tokens: 0, output_tokens: 8 },
+        ],
+      },
+    }) + frame({ type: "message_stop" });
+  const usage = decodeSse(createMessagesDecoder(), sse).filter((e) => e.type === "usage").at(-1);
+  assert.deepEqual(usage, {
+    type: "usage",
+    usage: { input: 100 + 5000 + 181, cacheRead: 5000, output: 91 },
+  });
+});
+
+Deno.test("decoder: only usage is read after the finish", () => {
+  const sse = START +
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 2 },
+    }) +
+    frame({
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "late" },
+    }) +
+    frame({ type: "message_delta", delta: {}, usage: { output_tokens: 4 } });
+  const types = decodeSse(createMessagesDecoder(), sse).map((e) => e.type);
+  assert.deepEqual(types, ["response_start", "usage", "usage", "finish", "usage"]);
+});

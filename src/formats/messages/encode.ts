@@ -1,0 +1,390 @@
+/**
+ * Internal events to the messages format: the native SSE stream
+ * (https://docs.anthropic.com/en/docs/build-with-claude/streaming), the message body, and the
+ * same-protocol pass-through that forwards the upstream's own text.
+ *
+ * Content blocks do not interleave in this format, while internal tool calls may (chat
+ * streams parallel calls by index): the encoder keeps one block open and buffers the
+ * arguments of the other calls until their turn. Text or reasoning arriving while a call is
+ * still open closes that call's block; arguments sent for it afterwards cannot be shown
+ * (no upstream seen does this).
+ */
+import type { CostReport, Event, FinishReason } from "../../events/event.ts";
+import { mergeUsage, type Usage } from "../../events/usage.ts";
+import type { GatewayError } from "../../http/gateway_error.ts";
+import { errorBody } from "../../http/envelopes.ts";
+import type {
+  BodyEncoder,
+  EncodeContext,
+  PassThroughBody,
+  PassThroughEncoder,
+  StreamEncoder,
+} from "../codec.ts";
+import { sseFrame } from "../sse.ts";
+import { toMessagesStopReason } from "./finish_reason.ts";
+import { toMessagesUsage } from "./usage.ts";
+
+const frame = (type: string, data: unknown): string => sseFrame(JSON.stringify(data), type);
+
+const PING = sseFrame('{"type":"ping"}', "ping");
+
+/** The in-stream error: `event: error` with the messages error envelope, and nothing after. */
+export function messagesErrorFrame(error: GatewayError): string {
+  return frame("error", errorBody("messages", error));
+}
+
+function usageWithCost(cost: CostReport): Record<string, unknown> {
+  return { ...toMessagesUsage(cost.usage), cost: cost.cost, cost_details: cost.details };
+}
+
+interface ToolState {
+  id: string;
+  name: string;
+  /** Arguments received while another block was open. */
+  buffered: string;
+  state: "pending" | "open" | "closed";
+  ended: boolean;
+}
+
+type OpenBlock = { index: number; kind: "text" | "thinking" } | {
+  index: number;
+  kind: "tool";
+  tool: ToolState;
+};
+
+export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
+  let started = false;
+  let finished = false;
+  let nextIndex = 0;
+  let open: OpenBlock | null = null;
+  const tools = new Map<number, ToolState>();
+  const pending: ToolState[] = [];
+  let usage: Usage = {};
+  let reason: FinishReason | undefined;
+  let stopSequence: string | null = null;
+  let error: GatewayError | undefined;
+
+  function start(): string {
+    if (started) return "";
+    started = true;
+    const message = {
+      id: ctx.id,
+      type: "message",
+      role: "assistant",
+      model: ctx.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      // Input may still be unknown here (an openai-chat upstream reports usage last): 0 then,
+      // and the final message_delta carries the full usage.
+      usage: { ...toMessagesUsage(usage), output_tokens: 0 },
+    };
+    return frame("message_start", { type: "message_start", message }) + PING;
+  }
+
+  function close(): string {
+    if (!open) return "";
+    const out = frame("content_block_stop", { type: "content_block_stop", index: open.index });
+    if (open.kind === "tool") open.tool.state = "closed";
+    open = null;
+    return out;
+  }
+
+  function begin(kind: "text" | "thinking", block: Record<string, unknown>): string {
+    const out = close();
+    const index = nextIndex++;
+    open = { index, kind };
+    return out +
+      frame("content_block_start", { type: "content_block_start", index, content_block: block });
+  }
+
+  function beginTool(tool: ToolState): string {
+    const index = nextIndex++;
+    open = { index, kind: "tool", tool };
+    tool.state = "open";
+    let out = frame("content_block_start", {
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id: tool.id, name: tool.name, input: {} },
+    });
+    if (tool.buffered) out += jsonDelta(index, tool.buffered);
+    tool.buffered = "";
+    return out;
+  }
+
+  /** Opens waiting tool calls in turn while nothing else is open; `all` closes unended ones too. */
+  function drainPending(all: boolean): string {
+    let out = "";
+    while (!open && pending.length > 0) {
+      const tool = pending.shift()!;
+      out += beginTool(tool);
+      if (tool.ended || all) out += close();
+    }
+    return out;
+  }
+
+  function jsonDelta(index: number, json: string): string {
+    return frame("content_block_delta", {
+      type: "content_block_delta",
+      index,
+      delta: { type: "input_json_delta", partial_json: json },
+    });
+  }
+
+  function blockDelta(delta: Record<string, unknown>): string {
+    return frame("content_block_delta", { type: "content_block_delta", index: open!.index, delta });
+  }
+
+  const THINKING_BLOCK = { type: "thinking", thinking: "", signature: "" };
+
+  function ending(cost: CostReport): string {
+    if (error) return messagesErrorFrame(error);
+    let out = start() + close() + drainPending(true);
+    out += frame("message_delta", {
+      type: "message_delta",
+      delta: {
+        stop_reason: toMessagesStopReason(reason ?? "stop"),
+        stop_sequence: stopSequence,
+      },
+      usage: usageWithCost(cost),
+    });
+    return out + frame("message_stop", { type: "message_stop" });
+  }
+
+  return {
+    event(e: Event): string {
+      if (finished) return "";
+      switch (e.type) {
+        case "response_start":
+          return ""; // message_start waits for the first usage or content: it carries input usage
+        case "usage":
+          usage = mergeUsage(usage, e.usage);
+          return error ? "" : start();
+        case "text_start":
+          return start() + begin("text", { type: "text", text: "" });
+        case "text_delta": {
+          const out = start() +
+            (open?.kind === "text" ? "" : begin("text", { type: "text", text: "" }));
+          return out + blockDelta({ type: "text_delta", text: e.delta });
+        }
+        case "text_end":
+          return open?.kind === "text" ? close() + drainPending(false) : "";
+        case "reasoning_start":
+          return start();
+        case "reasoning_delta": {
+          const out = start() +
+            (open?.kind === "thinking" ? "" : begin("thinking", THINKING_BLOCK));
+          return out + blockDelta({ type: "thinking_delta", thinking: e.delta });
+        }
+        case "reasoning_signature": {
+          const out = start() +
+            (open?.kind === "thinking" ? "" : begin("thinking", THINKING_BLOCK));
+          return out + blockDelta({ type: "signature_delta", signature: e.signature });
+        }
+        case "reasoning_redacted": {
+          const out = start() + close();
+          const index = nextIndex++;
+          return out + frame("content_block_start", {
+            type: "content_block_start",
+            index,
+            content_block: { type: "redacted_thinking", data: e.data },
+          }) + frame("content_block_stop", { type: "content_block_stop", index });
+        }
+        case "reasoning_end":
+          return open?.kind === "thinking" ? close() + drainPending(false) : "";
+        case "tool_call_start": {
+          const tool: ToolState = {
+            id: e.id,
+            name: e.name,
+            buffered: "",
+            state: "pending",
+            ended: false,
+          };
+          tools.set(e.index, tool);
+          const out = start();
+          if (open?.kind === "tool") {
+            pending.push(tool);
+            return out;
+          }
+          return out + close() + beginTool(tool);
+        }
+        case "tool_call_delta": {
+          const tool = tools.get(e.index);
+          if (!tool || e.json === "") return "";
+          if (tool.state === "pending") tool.buffered += e.json;
+          else if (tool.state === "open" && open?.kind === "tool") {
+            return jsonDelta(open.index, e.json);
+          }
+          return "";
+        }
+        case "tool_call_end": {
+          const tool = tools.get(e.index);
+          if (!tool) return "";
+          tool.ended = true;
+          return tool.state === "open" ? close() + drainPending(false) : "";
+        }
+        case "finish":
+          reason = e.reason;
+          stopSequence = e.stopSequence ?? null;
+          return start() + close() + drainPending(true);
+        case "error":
+          error = e.error;
+          return "";
+        case "cost":
+          finished = true;
+          return ending(e.cost);
+        default: {
+          const never: never = e;
+          return never;
+        }
+      }
+    },
+  };
+}
+
+/** Folds the events of a call into one message object. */
+export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
+  const content: Record<string, unknown>[] = [];
+  let text: { type: "text"; text: string } | null = null;
+  let thinking: { type: "thinking"; thinking: string; signature: string } | null = null;
+  const tools = new Map<number, { block: Record<string, unknown>; json: string }>();
+  let reason: FinishReason = "stop";
+  let stopSequence: string | null = null;
+  const thinkingBlock = () => {
+    if (!thinking) {
+      thinking = { type: "thinking", thinking: "", signature: "" };
+      content.push(thinking);
+    }
+    return thinking;
+  };
+
+  for (const e of events) {
+    switch (e.type) {
+      case "text_start":
+        text = { type: "text", text: "" };
+        content.push(text);
+        break;
+      case "text_delta":
+        if (!text) {
+          text = { type: "text", text: "" };
+          content.push(text);
+        }
+        text.text += e.delta;
+        break;
+      case "text_end":
+        text = null;
+        break;
+      case "reasoning_start":
+      case "reasoning_end":
+        thinking = null;
+        break;
+      case "reasoning_delta":
+        thinkingBlock().thinking += e.delta;
+        break;
+      case "reasoning_signature":
+        thinkingBlock().signature += e.signature;
+        break;
+      case "reasoning_redacted":
+        content.push({ type: "redacted_thinking", data: e.data });
+        thinking = null;
+        break;
+      case "tool_call_start": {
+        const block = { type: "tool_use", id: e.id, name: e.name, input: {} };
+        content.push(block);
+        tools.set(e.index, { block, json: "" });
+        break;
+      }
+      case "tool_call_delta": {
+        const t = tools.get(e.index);
+        if (t) t.json += e.json;
+        break;
+      }
+      case "finish":
+        reason = e.reason;
+        stopSequence = e.stopSequence ?? null;
+        break;
+      default:
+        break;
+    }
+  }
+  for (const { block, json } of tools.values()) block.input = parseToolInput(json);
+  return {
+    id: ctx.id,
+    type: "message",
+    role: "assistant",
+    model: ctx.model,
+    content,
+    stop_reason: toMessagesStopReason(reason),
+    stop_sequence: stopSequence,
+    usage: usageWithCost(cost),
+  };
+};
+
+/**
+ * Tool input must be an object. Arguments that are not a JSON object (a call cut by
+ * max_tokens) cannot be shown as one; `{}` keeps the body valid for the client's SDK.
+ */
+function parseToolInput(json: string): Record<string, unknown> {
+  if (json.trim() === "") return {};
+  try {
+    const v = JSON.parse(json);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pass-through
+
+const isMessageDelta = (type: string | undefined, data: string) =>
+  type === "message_delta" || (type === undefined && data.includes('"message_delta"'));
+
+/**
+ * The upstream's SSE text goes out untouched except `message_delta`, which is held back and
+ * released by `end` with `usage.cost` and `usage.cost_details` added (the only frame
+ * re-serialised), followed by whatever came after it (`message_stop`). `message_start` keeps
+ * the provider's model name: the spec says clients must not compare it. An upstream
+ * `event: error` is not forwarded: `end` writes the gateway's own, sanitised one.
+ */
+export function createMessagesPassThrough(_ctx: EncodeContext): PassThroughEncoder {
+  let held: string | undefined;
+  let after = "";
+  return {
+    raw(ev, events) {
+      if (ev.event === "error" || events.some((e) => e.type === "error")) return "";
+      if (held !== undefined) {
+        after += ev.raw;
+        return "";
+      }
+      if (isMessageDelta(ev.event, ev.data)) {
+        held = ev.data;
+        return "";
+      }
+      return ev.raw;
+    },
+    end(cost, error) {
+      if (error) return messagesErrorFrame(error.error);
+      if (held === undefined) return after;
+      let delta: Record<string, unknown>;
+      try {
+        delta = JSON.parse(held);
+      } catch {
+        return sseFrame(held, "message_delta") + after; // the decoder would have failed first
+      }
+      const usage = typeof delta.usage === "object" && delta.usage !== null ? delta.usage : {};
+      delta.usage = { ...usage, cost: cost.cost, cost_details: cost.details };
+      return frame("message_delta", delta) + after;
+    },
+  };
+}
+
+/** The upstream message with the requested slug as `model` and the cost in its usage. */
+export const messagesPassThroughBody: PassThroughBody = (body, cost, ctx) => {
+  const usage = typeof body.usage === "object" && body.usage !== null ? body.usage : {};
+  return {
+    ...body,
+    model: ctx.model,
+    usage: { ...usage, cost: cost.cost, cost_details: cost.details },
+  };
+};

@@ -1,0 +1,115 @@
+/**
+ * Errors of an anthropic-messages upstream, as the gateway's own `GatewayError`s. Whatever
+ * concerns OUR account with the vendor (its key, its credit, its rate-limit organisation) is
+ * never shown to the client: the client did nothing wrong and must not learn our details.
+ * Body shape: `{type:"error", error:{type, message}, request_id?}`
+ * (https://docs.anthropic.com/en/api/errors).
+ */
+import { GatewayError } from "../../http/gateway_error.ts";
+
+/** Longest upstream message relayed to a client. */
+const upstreamMessageCharsMax = 1000;
+
+const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
+const PROVIDER_RATE_LIMIT = "upstream provider rate limit exceeded, retry later";
+const PROVIDER_OVERLOADED = "upstream provider is overloaded, retry later";
+
+/** The `error` object of an Anthropic error body, whatever form it came in. */
+function errorObject(body: unknown): { type?: string; message?: string } {
+  let b = body;
+  if (typeof b === "string") {
+    try {
+      b = JSON.parse(b);
+    } catch {
+      return { message: b as string };
+    }
+  }
+  if (typeof b !== "object" || b === null) return {};
+  const e = (b as { error?: unknown }).error;
+  if (typeof e !== "object" || e === null) return {};
+  const { type, message } = e as { type?: unknown; message?: unknown };
+  return {
+    type: typeof type === "string" ? type : undefined,
+    message: typeof message === "string" ? message : undefined,
+  };
+}
+
+/**
+ * Strips what could identify our account or leak a secret from an upstream message: keys,
+ * organisation and request ids (UUIDs, `req_…`), then bounds its length.
+ */
+export function sanitizeUpstreamMessage(message: string): string {
+  const clean = message
+    .replace(/sk-ant-[\w-]+/g, "[redacted]")
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "[redacted]")
+    .replace(/\breq_[A-Za-z0-9]+/g, "[redacted]");
+  return clean.length > upstreamMessageCharsMax
+    ? clean.slice(0, upstreamMessageCharsMax) + "…"
+    : clean;
+}
+
+/** Anthropic answers a prepaid account out of credit with a 400; that is our problem, not the client's. */
+const OUR_BILLING = /credit balance|billing|purchase credits/i;
+
+/**
+ * An upstream HTTP error to the gateway's error:
+ * - 400 / 413 / 422 → same class, upstream message sanitised (the client's request is at
+ *   fault, the message helps fix it) — unless it is about our credit balance (→ 502);
+ * - 401 / 403 → 502: the upstream refused OUR key; never say more;
+ * - 404 → 502: the provider does not know the model we mapped the slug to (our catalogue);
+ * - 429 → 429 with a fixed message (Anthropic's names our organisation id);
+ * - 529 `overloaded_error` (and 503) → 503, which the messages envelope renders as
+ *   `overloaded_error`, what Claude clients expect and retry;
+ * - other 5xx and anything else → 502.
+ */
+export function decodeMessagesError(status: number, body: unknown): GatewayError {
+  const { type, message = "" } = errorObject(body);
+  const metadata = { upstream_status: status, ...(type ? { upstream_error_type: type } : {}) };
+  if (status === 400 || status === 413 || status === 422) {
+    if (OUR_BILLING.test(message)) {
+      return providerError("upstream provider billing error", metadata);
+    }
+    const text = sanitizeUpstreamMessage(message || "upstream rejected the request");
+    return new GatewayError(status === 413 ? 413 : 400, text, {
+      code: "INVALID_REQUEST",
+      type: "invalid_request",
+      metadata,
+    });
+  }
+  if (status === 401 || status === 403) return providerError(PROVIDER_AUTH, metadata);
+  if (status === 429 || type === "rate_limit_error") {
+    return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
+  }
+  if (status === 529 || status === 503 || type === "overloaded_error") {
+    return new GatewayError(503, PROVIDER_OVERLOADED, { metadata });
+  }
+  const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
+  return providerError(text || `upstream provider error (HTTP ${status})`, metadata);
+}
+
+/**
+ * An `event: error` inside an upstream stream (after HTTP 200): classified by its type, as
+ * the body of an HTTP error would be. An in-stream `invalid_request_error` is the
+ * provider's failure at that point, not the client's, hence 502.
+ */
+export function decodeMessagesStreamError(data: unknown): GatewayError {
+  const { type, message = "" } = errorObject(data);
+  const metadata = type ? { upstream_error_type: type } : undefined;
+  switch (type) {
+    case "rate_limit_error":
+      return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
+    case "overloaded_error":
+      return new GatewayError(503, PROVIDER_OVERLOADED, { metadata });
+    case "authentication_error":
+    case "permission_error":
+      return providerError(PROVIDER_AUTH, metadata);
+    default: {
+      const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
+      return providerError(text || "upstream provider error", metadata);
+    }
+  }
+}
+
+function providerError(message: string, metadata?: Record<string, unknown>): GatewayError {
+  return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata });
+}

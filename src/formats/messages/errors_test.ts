@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { errorBody } from "../../http/envelopes.ts";
+import {
+  decodeMessagesError,
+  decodeMessagesStreamError,
+  sanitizeUpstreamMessage,
+} from "./errors.ts";
+
+const body = (type: string, message: string) =>
+  JSON.stringify({ type: "error", error: { type, message }, request_id: "req_011CabcDEF" });
+
+Deno.test("upstream 400 stays 400 with the upstream message", () => {
+  const e = decodeMessagesError(400, body("invalid_request_error", "max_tokens: Field required"));
+  assert.equal(e.status, 400);
+  assert.equal(e.message, "max_tokens: Field required");
+  assert.deepEqual(errorBody("messages", e), {
+    type: "error",
+    error: { type: "invalid_request_error", message: "max_tokens: Field required" },
+  });
+});
+
+Deno.test("upstream 400 about our credit balance is the provider's failure (502)", () => {
+  const e = decodeMessagesError(
+    400,
+    body("invalid_request_error", "Your credit balance is too low to access the Anthropic API."),
+  );
+  assert.equal(e.status, 502);
+  assert.doesNotMatch(e.message, /credit balance/);
+});
+
+Deno.test("upstream 401 and 403 (our key) become a 502 that says nothing of the key", () => {
+  for (const status of [401, 403]) {
+    const e = decodeMessagesError(
+      status,
+      body("authentication_error", "invalid x-api-key sk-ant-api03-XYZ"),
+    );
+    assert.equal(e.status, 502);
+    assert.doesNotMatch(e.message, /x-api-key|sk-ant/);
+  }
+});
+
+Deno.test("upstream 429 stays 429 without the organisation id", () => {
+  const e = decodeMessagesError(
+    429,
+    body(
+      "rate_limit_error",
+      "would exceed the rate limit for your organization (d3f27ff7-9afe-4ee2-9645-76ecfc73c2b7)",
+    ),
+  );
+  assert.equal(e.status, 429);
+  assert.doesNotMatch(e.message, /d3f27ff7/);
+  assert.equal((errorBody("messages", e).error as { type: string }).type, "rate_limit_error");
+});
+
+Deno.test("upstream 529 overloaded becomes 503 overloaded_error", () => {
+  const e = decodeMessagesError(529, {
+    type: "error",
+    error: { type: "overloaded_error", message: "Overloaded" },
+  });
+  assert.equal(e.status, 503);
+  assert.equal((errorBody("messages", e).error as { type: string }).type, "overloaded_error");
+});
+
+Deno.test("upstream 5xx, 404 and bodies that are not JSON become 502", () => {
+  assert.equal(decodeMessagesError(500, body("api_error", "Internal server error")).status, 502);
+  assert.equal(decodeMessagesError(404, body("not_found_error", "model: claude-x")).status, 502);
+  const html = decodeMessagesError(502, "<html>Bad Gateway</html>");
+  assert.equal(html.status, 502);
+  assert.equal(decodeMessagesError(500, undefined).message, "upstream provider error (HTTP 500)");
+});
+
+Deno.test("in-stream errors are classified by their type", () => {
+  const s = (type: string) =>
+    decodeMessagesStreamError({ type: "error", error: { type, message: "m" } }).status;
+  assert.equal(s("overloaded_error"), 503);
+  assert.equal(s("rate_limit_error"), 429);
+  assert.equal(s("api_error"), 502);
+  assert.equal(s("invalid_request_error"), 502);
+  assert.equal(s("authentication_error"), 502);
+});
+
+Deno.test("sanitising removes keys, uuids and request ids and bounds the length", () => {
+  assert.equal(
+    sanitizeUpstreamMessage(
+      "key sk-ant-api03-abc_DEF-1 org 123e4567-e89b-12d3-a456-426614174000 req_011CVEA3",
+    ),
+    "key [redacted] org [redacted] [redacted]",
+  );
+  assert.equal(sanitizeUpstreamMessage("x".repeat(5000)).length, 1001);
+});

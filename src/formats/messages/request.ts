@@ -1,0 +1,482 @@
+/**
+ * The messages request and the internal `TextRequest`, both ways, plus the same-protocol
+ * pass-through. `toInternal` reads a client body already checked by `validateMessagesRequest`;
+ * `fromInternal` writes a body for an anthropic-messages upstream from a request of any
+ * client format, so it also enforces the vendor's rules that other formats do not have
+ * (role alternation, tool results first, temperature range, thinking constraints).
+ */
+import type {
+  CacheControl,
+  ImagePart,
+  Message,
+  Part,
+  ReasoningSettings,
+  TextPart,
+  TextRequest,
+  Tool,
+  ToolCallPart,
+  ToolChoice,
+  ToolResultPart,
+} from "../../events/text_request.ts";
+import type {
+  CacheControlParam,
+  ContentBlockParam,
+  ImageBlockParam,
+  MessagesRequest,
+  RedactedThinkingBlockParam,
+  TextBlockParam,
+  ThinkingBlockParam,
+  ToolChoiceParam,
+  ToolParam,
+  ToolResultBlockParam,
+  ToolUseBlockParam,
+} from "./schema.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Client body → internal
+
+/** A validated messages body to the internal request; `model` is the resolved catalogue slug. */
+export function toInternal(body: MessagesRequest, model: string): TextRequest {
+  const system = systemParts(body.system);
+  const messages: Message[] = [];
+  for (const m of body.messages) {
+    if (m.role === "system") {
+      // Mid-conversation system messages (a Claude Code beta) have no internal place: the
+      // internal request keeps one system prompt, so their text joins it, in order.
+      system.push(...systemParts(m.content));
+      continue;
+    }
+    const parts = typeof m.content === "string"
+      ? [{ type: "text", text: m.content } as TextPart]
+      : m.content.flatMap(blockToParts);
+    messages.push({ role: m.role, parts });
+  }
+
+  const req: TextRequest = { model, system, messages, stream: body.stream === true };
+  const tools = body.tools?.flatMap(toolToInternal);
+  if (tools && tools.length > 0) req.tools = tools;
+  if (body.tool_choice) {
+    req.toolChoice = toolChoiceToInternal(body.tool_choice);
+    if (body.tool_choice.disable_parallel_tool_use === true) req.parallelToolCalls = false;
+  }
+  req.maxTokens = body.max_tokens;
+  if (body.temperature !== undefined) req.temperature = body.temperature;
+  if (body.top_p !== undefined) req.topP = body.top_p;
+  if (body.top_k !== undefined) req.topK = body.top_k;
+  if (body.stop_sequences && body.stop_sequences.length > 0) req.stop = body.stop_sequences;
+  const reasoning = reasoningToInternal(body);
+  if (reasoning) req.reasoning = reasoning;
+  const format = body.output_config?.format;
+  if (format && format.type === "json_schema" && isObject(format.schema)) {
+    req.responseFormat = { type: "json_schema", name: "output", schema: format.schema };
+  }
+  if (typeof body.metadata?.user_id === "string") req.user = body.metadata.user_id;
+  return req;
+}
+
+function systemParts(system: string | ContentBlockParam[] | undefined): TextPart[] {
+  if (system === undefined) return [];
+  if (typeof system === "string") return [{ type: "text", text: system }];
+  return system.flatMap((b) => {
+    if (b.type !== "text") return [];
+    const t = b as TextBlockParam;
+    return [withCache({ type: "text", text: t.text } as TextPart, t.cache_control)];
+  });
+}
+
+function withCache<T extends { cacheControl?: CacheControl }>(
+  part: T,
+  cc: CacheControlParam | null | undefined,
+): T {
+  if (cc) {
+    part.cacheControl = cc.ttl === undefined ? { type: cc.type } : { type: cc.type, ttl: cc.ttl };
+  }
+  return part;
+}
+
+/** Block types we do not model (documents of other sources, server tool blocks) are dropped. */
+function blockToParts(b: ContentBlockParam): Part[] {
+  switch (b.type) {
+    case "text": {
+      const t = b as TextBlockParam;
+      return [withCache({ type: "text", text: t.text } as TextPart, t.cache_control)];
+    }
+    case "image": {
+      const image = imageToPart(b as ImageBlockParam);
+      return image ? [image] : [];
+    }
+    case "tool_use": {
+      const t = b as ToolUseBlockParam;
+      const args = JSON.stringify(t.input);
+      const part: ToolCallPart = { type: "tool_call", id: t.id, name: t.name, arguments: args };
+      return [withCache(part, t.cache_control)];
+    }
+    case "tool_result": {
+      const t = b as ToolResultBlockParam;
+      const content: (TextPart | ImagePart)[] = t.content === undefined
+        ? []
+        : typeof t.content === "string"
+        ? [{ type: "text", text: t.content }]
+        : t.content.flatMap((c) =>
+          blockToParts(c).filter((p): p is TextPart | ImagePart =>
+            p.type === "text" || p.type === "image"
+          )
+        );
+      const part: ToolResultPart = { type: "tool_result", callId: t.tool_use_id, content };
+      if (t.is_error === true) part.isError = true;
+      return [withCache(part, t.cache_control)];
+    }
+    case "thinking": {
+      const t = b as ThinkingBlockParam;
+      return [{ type: "reasoning", text: t.thinking, signature: t.signature }];
+    }
+    case "redacted_thinking":
+      return [{ type: "reasoning", text: "", redacted: (b as RedactedThinkingBlockParam).data }];
+    case "document": {
+      // A plain-text document is text to any model; PDFs and files are not expressible.
+      const source = (b as { source: Record<string, unknown> }).source;
+      if (source.type === "text" && typeof source.data === "string") {
+        return [{ type: "text", text: source.data }];
+      }
+      return [];
+    }
+    default:
+      return [];
+  }
+}
+
+function imageToPart(b: ImageBlockParam): ImagePart | null {
+  const s = b.source;
+  const url = s.type === "base64"
+    ? `data:${s.media_type};base64,${s.data}`
+    : s.type === "url"
+    ? s.url
+    : null; // `file` sources live in the vendor's file store: nothing another model can read
+  return url === null ? null : withCache({ type: "image", url } as ImagePart, b.cache_control);
+}
+
+function toolToInternal(t: ToolParam): Tool[] {
+  // Server tools (web search, code execution, …) run at the vendor; no other upstream has them.
+  if (t.type !== undefined && t.type !== "custom") return [];
+  const tool: Tool = { name: t.name, parameters: t.input_schema ?? { type: "object" } };
+  if (t.description !== undefined) tool.description = t.description;
+  if (t.strict === true) tool.strict = true;
+  return [withCache(tool, t.cache_control)];
+}
+
+function toolChoiceToInternal(tc: ToolChoiceParam): ToolChoice {
+  switch (tc.type) {
+    case "any":
+      return { type: "required" };
+    case "tool":
+      return { type: "tool", name: tc.name ?? "" };
+    case "none":
+      return { type: "none" };
+    default:
+      return { type: "auto" };
+  }
+}
+
+/** Effort names of `output_config.effort` (Anthropic's `max` is the internal `xhigh`). */
+const EFFORT_FROM_MESSAGES: Record<string, ReasoningSettings["effort"]> = {
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+  max: "xhigh",
+};
+
+function reasoningToInternal(body: MessagesRequest): ReasoningSettings | undefined {
+  const r: ReasoningSettings = {};
+  const t = body.thinking;
+  if (t?.type === "enabled") {
+    r.enabled = true;
+    r.budgetTokens = t.budget_tokens;
+  } else if (t?.type === "adaptive") {
+    r.enabled = true;
+  } else if (t?.type === "disabled") {
+    r.enabled = false;
+  }
+  const effort = body.output_config?.effort;
+  if (typeof effort === "string" && EFFORT_FROM_MESSAGES[effort]) {
+    r.effort = EFFORT_FROM_MESSAGES[effort];
+  }
+  return Object.keys(r).length > 0 ? r : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Internal → upstream body
+
+/** Used when the request names no `max_tokens` (the messages API requires one). */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * Thinking budget per effort. Anthropic takes a token budget (minimum 1024); these follow the
+ * steps of its extended-thinking guide: the minimum for minimal/low, then ×4 per step.
+ */
+export const THINKING_BUDGET_BY_EFFORT = {
+  minimal: 1024,
+  low: 1024,
+  medium: 4096,
+  high: 16384,
+  xhigh: 32768,
+} as const;
+
+/** Anthropic refuses a thinking budget below this. */
+const thinkingBudgetTokensMin = 1024;
+
+const JSON_OBJECT_INSTRUCTION =
+  "Respond with a single valid JSON object and nothing else: no text before or after it and " +
+  "no code fences.";
+
+/**
+ * An internal request to an anthropic-messages body for `upstreamModel`. What the vendor
+ * cannot express is dropped (frequency/presence penalties, seed, reasoning of other vendors);
+ * what it expresses differently is translated:
+ * - `temperature` is clamped to [0, 1]: chat allows up to 2, Anthropic rejects above 1, and
+ *   refusing a request the client's own format allows would be worse than the nearest value;
+ * - `responseFormat` json_object / json_schema becomes a system instruction: the messages API
+ *   has no JSON mode (structured outputs are model-dependent), an instruction works on all;
+ * - reasoning effort becomes a thinking budget (THINKING_BUDGET_BY_EFFORT), kept below
+ *   `max_tokens`; without a client `max_tokens` the budget is added to `defaultMaxTokens` so
+ *   that thinking does not eat the answer. Thinking is left off where Anthropic forbids it:
+ *   with a forced tool choice, or when fewer than 1024 tokens remain for it.
+ */
+export function fromInternal(
+  req: TextRequest,
+  upstreamModel: string,
+  defaultMaxTokens: number = DEFAULT_MAX_TOKENS,
+): Record<string, unknown> {
+  const forcedTool = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
+  let maxTokens = req.maxTokens ?? defaultMaxTokens;
+  let budget = forcedTool ? undefined : thinkingBudget(req.reasoning);
+  if (budget !== undefined) {
+    if (req.maxTokens === undefined) maxTokens += budget;
+    budget = Math.min(budget, maxTokens - 1);
+    if (budget < thinkingBudgetTokensMin) budget = undefined;
+  }
+
+  const body: Record<string, unknown> = { model: upstreamModel, max_tokens: maxTokens };
+  const system = systemBlocks(req);
+  if (system.length > 0) body.system = system;
+  body.messages = messagesOut(req.messages);
+
+  if (req.tools && req.tools.length > 0) {
+    body.tools = req.tools.map(toolOut);
+    const tc = toolChoiceOut(req.toolChoice, req.parallelToolCalls);
+    if (tc) body.tool_choice = tc;
+  }
+  if (budget !== undefined) {
+    body.thinking = { type: "enabled", budget_tokens: budget };
+  } else {
+    samplingOut(req, body);
+  }
+  const stop = req.stop?.filter((s) => s.trim() !== "");
+  if (stop && stop.length > 0) body.stop_sequences = stop;
+  if (req.user !== undefined) body.metadata = { user_id: req.user };
+  body.stream = req.stream;
+  return body;
+}
+
+function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {
+  if (!r || r.enabled === false || r.effort === "none") return undefined;
+  if (r.budgetTokens !== undefined) return r.budgetTokens;
+  if (r.effort !== undefined) return THINKING_BUDGET_BY_EFFORT[r.effort];
+  return r.enabled ? THINKING_BUDGET_BY_EFFORT.medium : undefined;
+}
+
+/**
+ * Sampling parameters, only without thinking (Anthropic rejects temperature and top_k
+ * changes with it). Recent Claude models also reject temperature together with top_p;
+ * temperature is the knob clients mean, so top_p goes when both are set.
+ */
+function samplingOut(req: TextRequest, body: Record<string, unknown>): void {
+  if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
+  if (req.topP !== undefined && req.temperature === undefined) body.top_p = req.topP;
+  if (req.topK !== undefined) body.top_k = req.topK;
+}
+
+function systemBlocks(req: TextRequest): Record<string, unknown>[] {
+  const blocks = req.system.filter((p) => p.text !== "").map(textOut);
+  const rf = req.responseFormat;
+  if (rf?.type === "json_object") blocks.push({ type: "text", text: JSON_OBJECT_INSTRUCTION });
+  if (rf?.type === "json_schema") {
+    blocks.push({
+      type: "text",
+      text: `${JSON_OBJECT_INSTRUCTION} It must conform to this JSON schema (${rf.name}):\n` +
+        JSON.stringify(rf.schema),
+    });
+  }
+  return blocks;
+}
+
+function cacheOut(cc: CacheControl | undefined): Record<string, unknown> {
+  if (!cc) return {};
+  return {
+    cache_control: cc.ttl === undefined ? { type: cc.type } : { type: cc.type, ttl: cc.ttl },
+  };
+}
+
+function textOut(p: TextPart): Record<string, unknown> {
+  return { type: "text", text: p.text, ...cacheOut(p.cacheControl) };
+}
+
+/**
+ * Messages: parts to blocks; empty text dropped (Anthropic rejects empty text blocks), then
+ * empty messages dropped and consecutive same-role messages merged (the API requires
+ * alternation); in user messages tool results go first, as the API requires.
+ */
+function messagesOut(messages: Message[]): Record<string, unknown>[] {
+  const out: { role: string; content: Record<string, unknown>[] }[] = [];
+  for (const m of messages) {
+    const content = m.parts.flatMap((p) => partOut(p, m.role));
+    if (content.length === 0) continue;
+    const last = out.at(-1);
+    if (last && last.role === m.role) last.content.push(...content);
+    else out.push({ role: m.role, content });
+  }
+  trimPrefill(out);
+  for (const m of out) {
+    if (m.role !== "user") continue;
+    const results = m.content.filter((b) => b.type === "tool_result");
+    if (results.length > 0 && results.length < m.content.length) {
+      m.content = [...results, ...m.content.filter((b) => b.type !== "tool_result")];
+    }
+  }
+  return out;
+}
+
+/**
+ * A trailing assistant message is a prefill the model continues; Anthropic rejects one whose
+ * text ends in whitespace, so that whitespace goes (and the message, if nothing is left).
+ */
+function trimPrefill(out: { role: string; content: Record<string, unknown>[] }[]): void {
+  const last = out.at(-1);
+  const block = last?.role === "assistant" ? last.content.at(-1) : undefined;
+  if (!last || block?.type !== "text") return;
+  const text = (block.text as string).trimEnd();
+  if (text !== "") block.text = text;
+  else if (last.content.length > 1) last.content.pop();
+  else out.pop();
+}
+
+function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
+  switch (p.type) {
+    case "text":
+      return p.text === "" ? [] : [textOut(p)];
+    case "image": {
+      const b = imageOut(p);
+      return b ? [b] : [];
+    }
+    case "reasoning":
+      // Thinking is only ever replayed in assistant turns, and only Anthropic's own
+      // (signed or redacted); another vendor's reasoning text cannot be verified, so it goes.
+      if (role !== "assistant") return [];
+      if (p.redacted !== undefined) return [{ type: "redacted_thinking", data: p.redacted }];
+      if (p.signature) return [{ type: "thinking", thinking: p.text, signature: p.signature }];
+      return [];
+    case "tool_call":
+      return [{
+        type: "tool_use",
+        id: p.id,
+        name: p.name,
+        input: parseInput(p.arguments),
+        ...cacheOut(p.cacheControl),
+      }];
+    case "tool_result": {
+      const content = p.content.flatMap((c) => partOut(c, role));
+      return [{
+        type: "tool_result",
+        tool_use_id: p.callId,
+        ...(content.length > 0 ? { content } : {}),
+        ...(p.isError ? { is_error: true } : {}),
+        ...cacheOut(p.cacheControl),
+      }];
+    }
+    default: {
+      const never: never = p;
+      return never;
+    }
+  }
+}
+
+/** Tool input must be an object; arguments that are not a JSON object become `{}`. */
+function parseInput(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args);
+    return isObject(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,/;
+
+/** http(s) URL → url source; data URL → base64 source (a PDF becomes a document block). */
+function imageOut(p: ImagePart): Record<string, unknown> | null {
+  const m = DATA_URL.exec(p.url);
+  if (!m) {
+    if (!/^https?:\/\//i.test(p.url)) return null;
+    return { type: "image", source: { type: "url", url: p.url }, ...cacheOut(p.cacheControl) };
+  }
+  const mediaType = m[1] || "application/octet-stream";
+  const payload = p.url.slice(m[0].length);
+  const data = m[3] ? payload : base64OfText(decodeURIComponent(payload));
+  const type = mediaType === "application/pdf" ? "document" : "image";
+  return {
+    type,
+    source: { type: "base64", media_type: mediaType, data },
+    ...cacheOut(p.cacheControl),
+  };
+}
+
+function base64OfText(text: string): string {
+  let bin = "";
+  for (const byte of new TextEncoder().encode(text)) bin += String.fromCharCode(byte);
+  return btoa(bin);
+}
+
+function toolOut(t: Tool): Record<string, unknown> {
+  // Anthropic requires `input_schema.type` "object"; chat clients may send `{}` for no arguments.
+  const schema = t.parameters.type === undefined
+    ? { type: "object", ...t.parameters }
+    : t.parameters;
+  return {
+    name: t.name,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    input_schema: schema,
+    ...cacheOut(t.cacheControl),
+  };
+}
+
+function toolChoiceOut(
+  tc: ToolChoice | undefined,
+  parallel: boolean | undefined,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> | undefined = tc?.type === "required"
+    ? { type: "any" }
+    : tc?.type === "tool"
+    ? { type: "tool", name: tc.name }
+    : tc?.type === "none"
+    ? { type: "none" }
+    : tc?.type === "auto" || parallel === false
+    ? { type: "auto" }
+    : undefined;
+  if (out && parallel === false && out.type !== "none") out.disable_parallel_tool_use = true;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pass-through
+
+/** The client's body for a same-protocol upstream: only `model` changes, in place. */
+export function passThroughRequest(
+  body: Record<string, unknown>,
+  upstreamModel: string,
+): Record<string, unknown> {
+  return { ...body, model: upstreamModel };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,587 @@
+import assert from "node:assert/strict";
+import type { TextRequest } from "../../events/text_request.ts";
+import { fromInternal, passThroughRequest, toInternal } from "./request.ts";
+import { type MessagesRequest, validateMessagesRequest } from "./schema.ts";
+
+const SLUG = "anthropic/claude-sonnet-4.5";
+const UPSTREAM = "claude-sonnet-4-5-20250929";
+
+const internal = (body: Record<string, unknown>) =>
+  toInternal(validateMessagesRequest({ model: SLUG, max_tokens: 100, ...body }), SLUG);
+
+const req = (over: Partial<TextRequest>): TextRequest => ({
+  model: SLUG,
+  system: [],
+  messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+  stream: false,
+  ...over,
+});
+
+// ---------------------------------------------------------------------------------------------
+// toInternal
+
+Deno.test("toInternal: system string and blocks become system parts with cache control", () => {
+  assert.deepEqual(
+    internal({ system: "be brief", messages: [{ role: "user", content: "x" }] }).system,
+    [
+      { type: "text", text: "be brief" },
+    ],
+  );
+  const r = internal({
+    system: [{ type: "text", text: "a" }, {
+      type: "text",
+      text: "b",
+      cache_control: { type: "ephemeral", ttl: "1h" },
+    }],
+    messages: [{ role: "user", content: "x" }],
+  });
+  assert.deepEqual(r.system, [
+    { type: "text", text: "a" },
+    { type: "text", text: "b", cacheControl: { type: "ephemeral", ttl: "1h" } },
+  ]);
+});
+
+Deno.test("toInternal: a mid-conversation system message joins the system parts", () => {
+  const r = internal({
+    system: "first",
+    messages: [{ role: "user", content: "x" }, { role: "system", content: "second" }],
+  });
+  assert.deepEqual(r.system.map((p) => p.text), ["first", "second"]);
+  assert.equal(r.messages.length, 1);
+});
+
+Deno.test("toInternal: content blocks become parts", () => {
+  const r = internal({
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look", cache_control: { type: "ephemeral" } },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBO" } },
+          { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+          {
+            type: "document",
+            source: { type: "text", media_type: "text/plain", data: "doc text" },
+          },
+          { type: "search_result", source: "https://x", title: "t", content: [] },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "hmm", signature: "sig" },
+          { type: "redacted_thinking", data: "blob" },
+          { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: "sunny" },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_2",
+            is_error: true,
+            content: [{ type: "text", text: "bad" }, {
+              type: "image",
+              source: { type: "url", url: "https://x/y.png" },
+            }],
+            cache_control: { type: "ephemeral" },
+          },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(r.messages, [
+    {
+      role: "user",
+      parts: [
+        { type: "text", text: "look", cacheControl: { type: "ephemeral" } },
+        { type: "image", url: "data:image/png;base64,iVBO" },
+        { type: "image", url: "https://example.com/a.png" },
+        { type: "text", text: "doc text" },
+      ],
+    },
+    {
+      role: "assistant",
+      parts: [
+        { type: "reasoning", text: "hmm", signature: "sig" },
+        { type: "reasoning", text: "", redacted: "blob" },
+        { type: "tool_call", id: "toolu_1", name: "get_weather", arguments: '{"city":"Paris"}' },
+      ],
+    },
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", callId: "toolu_1", content: [{ type: "text", text: "sunny" }] },
+        {
+          type: "tool_result",
+          callId: "toolu_2",
+          isError: true,
+          content: [{ type: "text", text: "bad" }, { type: "image", url: "https://x/y.png" }],
+          cacheControl: { type: "ephemeral" },
+        },
+      ],
+    },
+  ]);
+});
+
+Deno.test("toInternal: tools, tool choice and parallel calls", () => {
+  const r = internal({
+    messages: [{ role: "user", content: "x" }],
+    tools: [
+      {
+        name: "get_weather",
+        description: "d",
+        input_schema: { type: "object" },
+        cache_control: { type: "ephemeral" },
+      },
+      { type: "web_search_20250305", name: "web_search" },
+    ],
+    tool_choice: { type: "any", disable_parallel_tool_use: true },
+  });
+  assert.deepEqual(r.tools, [
+    {
+      name: "get_weather",
+      description: "d",
+      parameters: { type: "object" },
+      cacheControl: { type: "ephemeral" },
+    },
+  ]);
+  assert.deepEqual(r.toolChoice, { type: "required" });
+  assert.equal(r.parallelToolCalls, false);
+  const choice = (tool_choice: unknown) =>
+    internal({ messages: [{ role: "user", content: "x" }], tool_choice }).toolChoice;
+  assert.deepEqual(choice({ type: "tool", name: "get_weather" }), {
+    type: "tool",
+    name: "get_weather",
+  });
+  assert.deepEqual(choice({ type: "auto" }), { type: "auto" });
+  assert.deepEqual(choice({ type: "none" }), { type: "none" });
+});
+
+Deno.test("toInternal: thinking, effort, sampling, stop sequences, user", () => {
+  const r = internal({
+    messages: [{ role: "user", content: "x" }],
+    thinking: { type: "enabled", budget_tokens: 2048 },
+    output_config: { effort: "max" },
+    temperature: 0.5,
+    top_p: 0.9,
+    top_k: 40,
+    stop_sequences: ["END"],
+    metadata: { user_id: "u-1" },
+    stream: true,
+  });
+  assert.deepEqual(r.reasoning, { enabled: true, budgetTokens: 2048, effort: "xhigh" });
+  assert.equal(r.temperature, 0.5);
+  assert.equal(r.topP, 0.9);
+  assert.equal(r.topK, 40);
+  assert.deepEqual(r.stop, ["END"]);
+  assert.equal(r.user, "u-1");
+  assert.equal(r.stream, true);
+  assert.equal(r.maxTokens, 100);
+  assert.deepEqual(
+    internal({ messages: [{ role: "user", content: "x" }], thinking: { type: "adaptive" } })
+      .reasoning,
+    { enabled: true },
+  );
+  assert.deepEqual(
+    internal({ messages: [{ role: "user", content: "x" }], thinking: { type: "disabled" } })
+      .reasoning,
+    { enabled: false },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// fromInternal
+
+Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
+  const body = fromInternal(req({ maxTokens: 50, stream: true }), UPSTREAM);
+  assert.equal(body.model, UPSTREAM);
+  assert.equal(body.max_tokens, 50);
+  assert.equal(body.stream, true);
+  assert.equal(fromInternal(req({}), UPSTREAM, 8192).max_tokens, 8192);
+  assert.equal(fromInternal(req({}), UPSTREAM).max_tokens, 4096);
+});
+
+Deno.test("fromInternal: system parts become system blocks, empty ones dropped", () => {
+  const body = fromInternal(
+    req({
+      system: [{ type: "text", text: "" }, {
+        type: "text",
+        text: "s",
+        cacheControl: { type: "ephemeral" },
+      }],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual(body.system, [{
+    type: "text",
+    text: "s",
+    cache_control: { type: "ephemeral" },
+  }]);
+  assert.equal("system" in fromInternal(req({}), UPSTREAM), false);
+});
+
+Deno.test("fromInternal: consecutive same-role messages merge, tool results first", () => {
+  const body = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "q" }] },
+        {
+          role: "assistant",
+          parts: [
+            { type: "text", text: "" },
+            { type: "tool_call", id: "c1", name: "f", arguments: '{"a":1}' },
+          ],
+        },
+        {
+          role: "assistant",
+          parts: [{ type: "tool_call", id: "c2", name: "g", arguments: "not json" }],
+        },
+        { role: "user", parts: [{ type: "text", text: "also this" }] },
+        {
+          role: "user",
+          parts: [{ type: "tool_result", callId: "c1", content: [{ type: "text", text: "r1" }] }],
+        },
+        {
+          role: "user",
+          parts: [{ type: "tool_result", callId: "c2", content: [], isError: true }],
+        },
+        { role: "assistant", parts: [{ type: "text", text: "" }] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual(body.messages, [
+    { role: "user", content: [{ type: "text", text: "q" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "tool_use", id: "c1", name: "f", input: { a: 1 } },
+        { type: "tool_use", id: "c2", name: "g", input: {} },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "c1", content: [{ type: "text", text: "r1" }] },
+        { type: "tool_result", tool_use_id: "c2", is_error: true },
+        { type: "text", text: "also this" },
+      ],
+    },
+  ]);
+});
+
+Deno.test("fromInternal: a trailing assistant prefill loses its trailing whitespace", () => {
+  const prefill = (text: string) =>
+    fromInternal(
+      req({
+        messages: [
+          { role: "user", parts: [{ type: "text", text: "q" }] },
+          { role: "assistant", parts: [{ type: "text", text }] },
+        ],
+      }),
+      UPSTREAM,
+    ).messages as { role: string; content: { text: string }[] }[];
+  assert.equal(prefill("The answer is ")[1].content[0].text, "The answer is");
+  assert.equal(prefill(" \n").length, 1);
+});
+
+Deno.test("fromInternal: images from data URLs and http URLs", () => {
+  const body = fromInternal(
+    req({
+      messages: [{
+        role: "user",
+        parts: [
+          { type: "image", url: "data:image/jpeg;base64,/9j/4AAQ" },
+          {
+            type: "image",
+            url: "https://example.com/cat.png",
+            cacheControl: { type: "ephemeral" },
+          },
+          { type: "image", url: "data:application/pdf;base64,JVBERi0" },
+          { type: "image", url: "ftp://example.com/x.png" },
+        ],
+      }],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual((body.messages as { content: unknown[] }[])[0].content, [
+    { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQ" } },
+    {
+      type: "image",
+      source: { type: "url", url: "https://example.com/cat.png" },
+      cache_control: { type: "ephemeral" },
+    },
+    {
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: "JVBERi0" },
+    },
+  ]);
+});
+
+Deno.test("fromInternal: reasoning keeps only Anthropic's own (signed or redacted) blocks", () => {
+  const body = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "q" }] },
+        {
+          role: "assistant",
+          parts: [
+            { type: "reasoning", text: "signed", signature: "sig" },
+            { type: "reasoning", text: "", redacted: "blob" },
+            { type: "reasoning", text: "from another vendor" },
+            { type: "text", text: "a" },
+          ],
+        },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual((body.messages as { content: unknown[] }[])[1].content, [
+    { type: "thinking", thinking: "signed", signature: "sig" },
+    { type: "redacted_thinking", data: "blob" },
+    { type: "text", text: "a" },
+  ]);
+});
+
+Deno.test("fromInternal: tools and tool choice", () => {
+  const tools = [
+    { name: "f", description: "d", parameters: { type: "object", properties: {} }, strict: true },
+    { name: "g", parameters: {}, cacheControl: { type: "ephemeral" } },
+  ];
+  const body = fromInternal(
+    req({ tools, toolChoice: { type: "required" }, parallelToolCalls: false }),
+    UPSTREAM,
+  );
+  assert.deepEqual(body.tools, [
+    { name: "f", description: "d", input_schema: { type: "object", properties: {} } },
+    { name: "g", input_schema: { type: "object" }, cache_control: { type: "ephemeral" } },
+  ]);
+  assert.deepEqual(body.tool_choice, { type: "any", disable_parallel_tool_use: true });
+  const choice = (toolChoice: TextRequest["toolChoice"], parallelToolCalls?: boolean) =>
+    fromInternal(req({ tools, toolChoice, parallelToolCalls }), UPSTREAM).tool_choice;
+  assert.deepEqual(choice({ type: "tool", name: "f" }), { type: "tool", name: "f" });
+  assert.deepEqual(choice({ type: "none" }), { type: "none" });
+  assert.deepEqual(choice({ type: "auto" }), { type: "auto" });
+  assert.deepEqual(choice(undefined, false), { type: "auto", disable_parallel_tool_use: true });
+  assert.equal(choice(undefined), undefined);
+  assert.equal(
+    "tool_choice" in fromInternal(req({ toolChoice: { type: "required" } }), UPSTREAM),
+    false,
+  );
+});
+
+Deno.test("fromInternal: effort becomes a thinking budget below max_tokens", () => {
+  const thinking = (over: Partial<TextRequest>) => {
+    const b = fromInternal(req(over), UPSTREAM);
+    return [b.thinking, b.max_tokens];
+  };
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { effort: "low" } }), [
+    { type: "enabled", budget_tokens: 1024 },
+    20000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { effort: "medium" } }), [
+    { type: "enabled", budget_tokens: 4096 },
+    20000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 8000, reasoning: { effort: "high" } }), [
+    { type: "enabled", budget_tokens: 7999 },
+    8000,
+  ]);
+  // No client max_tokens: the budget is added to the default so the answer keeps its room.
+  assert.deepEqual(thinking({ reasoning: { effort: "high" } }), [
+    { type: "enabled", budget_tokens: 16384 },
+    4096 + 16384,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { budgetTokens: 3000 } }), [
+    { type: "enabled", budget_tokens: 3000 },
+    20000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { enabled: true } }), [
+    { type: "enabled", budget_tokens: 4096 },
+    20000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 500, reasoning: { effort: "high" } }), [undefined, 500]);
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { effort: "none" } }), [
+    undefined,
+    20000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 20000, reasoning: { enabled: false, effort: "high" } }), [
+    undefined,
+    20000,
+  ]);
+});
+
+Deno.test("fromInternal: thinking is left off with a forced tool choice", () => {
+  const tools = [{ name: "f", parameters: { type: "object" } }];
+  const body = fromInternal(
+    req({
+      maxTokens: 20000,
+      tools,
+      toolChoice: { type: "required" },
+      reasoning: { effort: "high" },
+    }),
+    UPSTREAM,
+  );
+  assert.equal(body.thinking, undefined);
+});
+
+Deno.test("fromInternal: temperature is clamped to [0, 1] and wins over top_p", () => {
+  const b = fromInternal(req({ temperature: 1.7, topP: 0.5, topK: 5 }), UPSTREAM);
+  assert.equal(b.temperature, 1);
+  assert.equal(b.top_p, undefined);
+  assert.equal(b.top_k, 5);
+  assert.equal(fromInternal(req({ topP: 0.5 }), UPSTREAM).top_p, 0.5);
+});
+
+Deno.test("fromInternal: sampling parameters are dropped when thinking is on", () => {
+  const b = fromInternal(
+    req({ maxTokens: 20000, temperature: 0.2, topK: 5, reasoning: { effort: "low" } }),
+    UPSTREAM,
+  );
+  assert.equal(b.temperature, undefined);
+  assert.equal(b.top_k, undefined);
+});
+
+Deno.test("fromInternal: json response formats become a system instruction", () => {
+  const obj = fromInternal(
+    req({ system: [{ type: "text", text: "s" }], responseFormat: { type: "json_object" } }),
+    UPSTREAM,
+  );
+  const sys = obj.system as { text: string }[];
+  assert.equal(sys.length, 2);
+  assert.match(sys[1].text, /single valid JSON object/);
+  const schema = fromInternal(
+    req({
+      responseFormat: {
+        type: "json_schema",
+        name: "person",
+        schema: { type: "object", required: ["name"] },
+      },
+    }),
+    UPSTREAM,
+  );
+  assert.match(
+    (schema.system as { text: string }[])[0].text,
+    /\(person\):\n\{"type":"object","required":\["name"\]\}/,
+  );
+  assert.equal(
+    "system" in fromInternal(req({ responseFormat: { type: "text" } }), UPSTREAM),
+    false,
+  );
+});
+
+Deno.test("fromInternal: stop, user kept; penalties and seed dropped", () => {
+  const b = fromInternal(
+    req({ stop: ["END", " "], user: "u", frequencyPenalty: 1, presencePenalty: 1, seed: 3 }),
+    UPSTREAM,
+  );
+  assert.deepEqual(b.stop_sequences, ["END"]);
+  assert.deepEqual(b.metadata, { user_id: "u" });
+  for (const k of ["frequency_penalty", "presence_penalty", "seed"]) assert.equal(k in b, false);
+});
+
+Deno.test("fromInternal output is a valid messages body, and maps back to the same request", () => {
+  const original = internal({
+    system: "s",
+    messages: [
+      {
+        role: "user",
+        content: [{ type: "text", text: "q", cache_control: { type: "ephemeral" } }],
+      },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: "f", input: { a: [1, 2] } }],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "done" }] },
+    ],
+    tools: [{ name: "f", input_schema: { type: "object" } }],
+    tool_choice: { type: "tool", name: "f" },
+    temperature: 0.3,
+    stop_sequences: ["X"],
+    metadata: { user_id: "u" },
+  });
+  const body = fromInternal(original, UPSTREAM);
+  const back = toInternal(validateMessagesRequest(body), SLUG);
+  assert.deepEqual(back, original);
+});
+
+Deno.test("passThroughRequest replaces the model and nothing else", () => {
+  const body = { max_tokens: 5, model: SLUG, messages: [], context_management: { edits: [] } };
+  const out = passThroughRequest(body, UPSTREAM);
+  assert.deepEqual(Object.keys(out), Object.keys(body));
+  assert.deepEqual(out, { ...body, model: UPSTREAM });
+  assert.equal(body.model, SLUG);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Recorded Claude Code requests
+
+const CLAUDE_CODE = new URL("../../../../shared/fixtures/clients/claude-code/", import.meta.url);
+
+function recordedRequests(): { name: string; body: Record<string, unknown> }[] {
+  try {
+    return [...Deno.readDirSync(CLAUDE_CODE)]
+      .filter((e) => /^messages-.*\.request\.json$/.test(e.name))
+      .map((e) => ({
+        name: e.name,
+        body: JSON.parse(Deno.readTextFileSync(new URL(e.name, CLAUDE_CODE))).body,
+      }));
+  } catch {
+    return [];
+  }
+}
+
+const recorded = recordedRequests();
+
+Deno.test({
+  name: "recorded Claude Code requests validate, map to internal and back to a valid body",
+  ignore: recorded.length === 0,
+  fn() {
+    for (const { name, body } of recorded) {
+      const valid: MessagesRequest = validateMessagesRequest(body);
+      const r = toInternal(valid, SLUG);
+      assert.equal(r.model, SLUG, name);
+      assert.ok(r.system.length >= 3, name);
+      assert.ok(r.system.some((p) => p.cacheControl?.type === "ephemeral"), name);
+      assert.equal(r.tools?.length, (body.tools as unknown[]).length, name);
+      assert.equal(r.user, (body.metadata as { user_id: string }).user_id, name);
+      assert.deepEqual(r.reasoning, { enabled: true, effort: "high" }, name);
+      assert.equal(r.stream, true, name);
+      const out = fromInternal(r, "claude-opus-4-8");
+      validateMessagesRequest(out);
+      const roles = (out.messages as { role: string }[]).map((m) => m.role);
+      for (let i = 1; i < roles.length; i++) assert.notEqual(roles[i], roles[i - 1], name);
+      assert.deepEqual(passThroughRequest(body, "claude-opus-4-8"), {
+        ...body,
+        model: "claude-opus-4-8",
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "a recorded Claude Code tool result round-trips through the internal form",
+  ignore: !recorded.some((r) => r.name.includes("tool-result")),
+  fn() {
+    const { body } = recorded.find((r) => r.name.includes("tool-result"))!;
+    const r = toInternal(validateMessagesRequest(body), SLUG);
+    const call = r.messages.flatMap((m) => m.parts).find((p) => p.type === "tool_call");
+    const result = r.messages.flatMap((m) => m.parts).find((p) => p.type === "tool_result");
+    assert.ok(call?.type === "tool_call" && result?.type === "tool_result");
+    assert.equal(result.callId, call.id);
+    assert.deepEqual(result.content, [{ type: "text", text: "tool-ran-ok" }]);
+    assert.deepEqual(result.cacheControl, { type: "ephemeral" });
+    const out = fromInternal(r, "claude-opus-4-8");
+    const last = (out.messages as { role: string; content: Record<string, unknown>[] }[]).at(-1)!;
+    assert.equal(last.role, "user");
+    assert.deepEqual(last.content[0], {
+      type: "tool_result",
+      tool_use_id: call.id,
+      content: [{ type: "text", text: "tool-ran-ok" }],
+      cache_control: { type: "ephemeral" },
+    });
+  },
+});

@@ -1,0 +1,102 @@
+/**
+ * The three client-side text formats as the pipeline sees them. Each is assembled from its
+ * own folder; this file only wires names together.
+ */
+import type { TextRequest } from "../events/text_request.ts";
+import type { CatalogueModel } from "../catalogue/catalogue.ts";
+import { badRequest } from "../http/gateway_error.ts";
+import type { ClientFormat } from "./text_format.ts";
+import { type ChatRequestBody, checkAgainstModel, validateChatRequest } from "./chat/schema.ts";
+import * as chatRequest from "./chat/request.ts";
+import {
+  chatPassThroughBody,
+  createChatEncoder,
+  createChatPassThrough,
+  encodeChatBody,
+} from "./chat/encode.ts";
+import * as messages from "./messages/mod.ts";
+import * as responses from "./responses/mod.ts";
+
+type Body = Record<string, unknown>;
+
+/** Image input only where the model takes it (spec: chat rules; the same for every format). */
+function checkImages(req: TextRequest, model: CatalogueModel): void {
+  if (model.architecture.input_modalities.includes("image")) return;
+  const hasImage = req.messages.some((m) =>
+    m.parts.some((p) =>
+      p.type === "image" || (p.type === "tool_result" && p.content.some((c) => c.type === "image"))
+    )
+  );
+  if (hasImage) {
+    throw badRequest(`model ${JSON.stringify(model.id)} does not accept image input`);
+  }
+}
+
+function checkMaxTokens(maxTokens: unknown, field: string, model: CatalogueModel): void {
+  if (typeof maxTokens === "number" && model.context_length && maxTokens >= model.context_length) {
+    throw badRequest(
+      `${field} must be less than the model's context length (${model.context_length})`,
+    );
+  }
+}
+
+export const chat: ClientFormat = {
+  name: "chat",
+  envelope: "generic",
+  sameProtocol: "openai-chat",
+  validate: (body) => void validateChatRequest(body),
+  checkModel: (body, model) =>
+    checkAgainstModel(body as ChatRequestBody, {
+      contextLength: model.context_length ?? Number.MAX_SAFE_INTEGER,
+      acceptsImages: model.architecture.input_modalities.includes("image"),
+      supportsJsonObject: model.supported_parameters.includes("response_format") ||
+        model.supported_parameters.includes("structured_outputs"),
+    }),
+  toInternal: (body, slug) => chatRequest.toInternal(body as ChatRequestBody, slug),
+  needsSameProtocol: () => undefined,
+  passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
+  createEncoder: createChatEncoder,
+  encodeBody: encodeChatBody,
+  createPassThrough: createChatPassThrough,
+  passThroughBody: chatPassThroughBody,
+};
+
+export const messagesFormat: ClientFormat = {
+  name: "messages",
+  envelope: "messages",
+  sameProtocol: "anthropic-messages",
+  validate: (body) => void messages.validateMessagesRequest(body),
+  checkModel: (body, model) => {
+    checkMaxTokens(body.max_tokens, "max_tokens", model);
+    checkImages(messages.toInternal(body as unknown as messages.MessagesRequest, model.id), model);
+  },
+  toInternal: (body, slug) =>
+    messages.toInternal(body as unknown as messages.MessagesRequest, slug),
+  needsSameProtocol: () => undefined,
+  passThroughRequest: (body, upstreamModel) =>
+    messages.passThroughRequest(body as unknown as messages.MessagesRequest, upstreamModel),
+  createEncoder: messages.createMessagesEncoder,
+  encodeBody: messages.encodeMessagesBody,
+  createPassThrough: messages.createMessagesPassThrough,
+  passThroughBody: messages.messagesPassThroughBody,
+};
+
+export const responsesFormat: ClientFormat = {
+  name: "responses",
+  envelope: "generic",
+  sameProtocol: "openai-responses",
+  validate: (body) => void responses.validateResponsesRequest(body),
+  checkModel: (body, model) => {
+    checkMaxTokens(body.max_output_tokens, "max_output_tokens", model);
+    checkImages(responses.toInternal(body as Body, model.id), model);
+  },
+  toInternal: (body, slug) => responses.toInternal(body as Body, slug),
+  needsSameProtocol: (body) => responses.needsResponsesUpstream(body as Body),
+  passThroughRequest: (body, upstreamModel) => responses.passThroughRequest(body, upstreamModel),
+  createEncoder: responses.createResponsesEncoder,
+  encodeBody: responses.encodeResponsesBody,
+  createPassThrough: responses.createResponsesPassThrough,
+  passThroughBody: responses.responsesPassThroughBody,
+};
+
+export const FORMATS = { chat, messages: messagesFormat, responses: responsesFormat } as const;

@@ -1,0 +1,405 @@
+/**
+ * openai-responses upstream → internal events, streaming and whole-body alike
+ * (https://platform.openai.com/docs/api-reference/responses-streaming).
+ *
+ * | upstream                                                   | internal                      |
+ * |------------------------------------------------------------|-------------------------------|
+ * | response.created                                           | response_start {id, model}    |
+ * | content_part.added / first output_text.delta of a message  | text_start                    |
+ * | output_text.delta, refusal.delta                           | text_delta                    |
+ * | output_text.done, content_part.done, output_item.done      | text_end (the first of them)  |
+ * | output_item.added function_call / custom_tool_call         | tool_call_start {index, …}    |
+ * | function_call_arguments.delta, custom_tool_call_input.delta| tool_call_delta               |
+ * | output_item.done of that call                              | tool_call_end                 |
+ * | output_item.added reasoning                                | reasoning_start               |
+ * | reasoning_summary_text.delta (parts joined by "\n\n")      | reasoning_delta               |
+ * | output_item.done reasoning with encrypted_content          | reasoning_redacted, then end  |
+ * | response.completed / response.incomplete                   | usage, finish                 |
+ * | error, response.failed                                     | error (then usage, if any)    |
+ *
+ * A tool call's `index` counts the calls of the response (0, 1, …), its `id` is the
+ * `call_id` the client answers with. Items of built-in tools (web_search_call, …) carry no
+ * text for other formats and are skipped, as are unknown event types. Each event's JSON is
+ * parsed once. Providers that send a whole item only in its `.done` event (no deltas) are
+ * read from that item.
+ */
+import type { Event } from "../../events/event.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import type { BodyDecoder, Emit, StreamDecoder } from "../codec.ts";
+import type { SseEvent } from "../sse.ts";
+import { decodeResponsesStreamError } from "./errors.ts";
+import { finishFromResponses } from "./finish_reason.ts";
+import { usageFromResponses } from "./usage.ts";
+
+type Obj = Record<string, unknown>;
+
+const obj = (v: unknown): Obj | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+const str = (v: unknown): string | undefined => typeof v === "string" ? v : undefined;
+
+/** What the decoder tracks per output item, by `output_index`. */
+interface ItemState {
+  kind: "message" | "tool" | "reasoning";
+  /** Tool calls: the internal index. */
+  index: number;
+  /** Message: a text block is open. Reasoning and tools: the block is not yet ended. */
+  open: boolean;
+  /** Some content of this item (of its current part, for messages) has been emitted. */
+  streamed: boolean;
+  /** Message: any text emitted for the item at all. */
+  any: boolean;
+}
+
+const TOOL_ITEMS = new Set(["function_call", "custom_tool_call"]);
+
+export function createResponsesDecoder(): StreamDecoder {
+  const items = new Map<number, ItemState>();
+  let started = false;
+  let done = false;
+  let tools = 0;
+
+  const start = (emit: Emit, r: Obj | undefined) => {
+    if (started) return;
+    started = true;
+    const e: Event & { type: "response_start" } = { type: "response_start" };
+    const id = str(r?.id);
+    const model = str(r?.model);
+    if (id) e.id = id;
+    if (model) e.model = model;
+    emit(e);
+  };
+
+  const fail = (emit: Emit, error: GatewayError, usage?: unknown) => {
+    done = true;
+    emit({ type: "error", error });
+    const u = usageFromResponses(usage);
+    if (u) emit({ type: "usage", usage: u });
+  };
+
+  /** The item an event refers to; an index never announced is taken to be a message. */
+  const itemAt = (d: Obj): ItemState => {
+    const i = typeof d.output_index === "number" ? d.output_index : -1;
+    let st = items.get(i);
+    if (!st) {
+      st = { kind: "message", index: -1, open: false, streamed: false, any: false };
+      items.set(i, st);
+    }
+    return st;
+  };
+
+  const closeText = (st: ItemState, emit: Emit) => {
+    if (st.kind === "message" && st.open) {
+      st.open = false;
+      emit({ type: "text_end" });
+    }
+  };
+
+  const text = (st: ItemState, delta: string, emit: Emit) => {
+    if (!st.open) {
+      st.open = true;
+      st.streamed = false;
+      emit({ type: "text_start" });
+    }
+    if (delta === "") return;
+    st.streamed = true;
+    st.any = true;
+    emit({ type: "text_delta", delta });
+  };
+
+  const added = (d: Obj, emit: Emit) => {
+    const item = obj(d.item);
+    if (!item) return;
+    const i = typeof d.output_index === "number" ? d.output_index : items.size;
+    const type = item.type;
+    if (type === "message") {
+      items.set(i, { kind: "message", index: -1, open: false, streamed: false, any: false });
+    } else if (typeof type === "string" && TOOL_ITEMS.has(type)) {
+      const st: ItemState = {
+        kind: "tool",
+        index: tools++,
+        open: true,
+        streamed: false,
+        any: false,
+      };
+      items.set(i, st);
+      emit({
+        type: "tool_call_start",
+        index: st.index,
+        id: str(item.call_id) ?? str(item.id) ?? `call_${st.index}`,
+        name: str(item.name) ?? "",
+      });
+      const args = str(item.arguments) ?? str(item.input);
+      if (args) {
+        st.streamed = true;
+        emit({ type: "tool_call_delta", index: st.index, json: args });
+      }
+    } else if (type === "reasoning") {
+      items.set(i, { kind: "reasoning", index: -1, open: true, streamed: false, any: false });
+      emit({ type: "reasoning_start" });
+    }
+  };
+
+  const itemDone = (d: Obj, emit: Emit) => {
+    const item = obj(d.item);
+    const i = typeof d.output_index === "number" ? d.output_index : -1;
+    const st = items.get(i);
+    if (!item) return;
+    if (!st) {
+      // An item announced only by its `.done` (some compatible providers).
+      const isTool = TOOL_ITEMS.has(String(item.type));
+      emitItem(item, isTool ? tools++ : -1, emit);
+      return;
+    }
+    switch (st.kind) {
+      case "message":
+        closeText(st, emit);
+        if (!st.any) emitMessageContent(item, emit);
+        st.any = true;
+        return;
+      case "tool":
+        if (!st.open) return;
+        if (!st.streamed) {
+          const args = str(item.arguments) ?? str(item.input);
+          if (args) emit({ type: "tool_call_delta", index: st.index, json: args });
+        }
+        st.open = false;
+        emit({ type: "tool_call_end", index: st.index });
+        return;
+      case "reasoning": {
+        if (!st.open) return;
+        if (!st.streamed) {
+          const summary = summaryText(item);
+          if (summary) emit({ type: "reasoning_delta", delta: summary });
+        }
+        const enc = str(item.encrypted_content);
+        if (enc) emit({ type: "reasoning_redacted", data: enc });
+        st.open = false;
+        emit({ type: "reasoning_end" });
+        return;
+      }
+      default: {
+        const never: never = st.kind;
+        throw new Error(`unknown item kind ${never}`);
+      }
+    }
+  };
+
+  /** Ends whatever an abrupt `completed` left open, so that `finish` follows ended blocks. */
+  const closeAll = (emit: Emit) => {
+    for (const st of items.values()) {
+      if (!st.open) continue;
+      st.open = false;
+      if (st.kind === "message") emit({ type: "text_end" });
+      else if (st.kind === "reasoning") emit({ type: "reasoning_end" });
+      else emit({ type: "tool_call_end", index: st.index });
+    }
+  };
+
+  const finished = (r: Obj | undefined, emit: Emit) => {
+    closeAll(emit);
+    done = true;
+    const u = usageFromResponses(r?.usage);
+    if (u) emit({ type: "usage", usage: u });
+    const reason = str(obj(r?.incomplete_details)?.reason);
+    emit({ type: "finish", reason: finishFromResponses(str(r?.status), reason, tools > 0) });
+  };
+
+  return {
+    event(ev: SseEvent, emit: Emit): void {
+      if (done) return;
+      let d: Obj | undefined;
+      try {
+        d = obj(JSON.parse(ev.data));
+      } catch {
+        if (ev.data.trim() === "[DONE]") return;
+        fail(emit, new GatewayError(502, "the model provider sent an unreadable event"));
+        return;
+      }
+      if (!d) return;
+      const type = str(d.type) ?? ev.event;
+      if (type === "response.created" || type === "response.in_progress") {
+        start(emit, obj(d.response));
+        return;
+      }
+      if (type !== "error") start(emit, undefined);
+      switch (type) {
+        case "response.output_item.added":
+          added(d, emit);
+          return;
+        case "response.content_part.added": {
+          const st = itemAt(d);
+          if (st.kind !== "message") return;
+          closeText(st, emit);
+          text(st, "", emit);
+          return;
+        }
+        case "response.output_text.delta":
+        case "response.refusal.delta": {
+          const st = itemAt(d);
+          if (st.kind === "message") text(st, str(d.delta) ?? "", emit);
+          return;
+        }
+        case "response.output_text.done":
+        case "response.refusal.done":
+        case "response.content_part.done": {
+          const st = itemAt(d);
+          if (st.kind !== "message" || !st.open) return;
+          if (!st.streamed) {
+            const full = str(d.text) ?? str(d.refusal) ?? partText(obj(d.part));
+            if (full) text(st, full, emit);
+          }
+          closeText(st, emit);
+          return;
+        }
+        case "response.output_item.done":
+          itemDone(d, emit);
+          return;
+        case "response.function_call_arguments.delta":
+        case "response.custom_tool_call_input.delta": {
+          const st = itemAt(d);
+          const delta = str(d.delta);
+          if (st.kind !== "tool" || !st.open || !delta) return;
+          st.streamed = true;
+          emit({ type: "tool_call_delta", index: st.index, json: delta });
+          return;
+        }
+        case "response.function_call_arguments.done":
+        case "response.custom_tool_call_input.done": {
+          const st = itemAt(d);
+          const full = str(d.arguments) ?? str(d.input);
+          if (st.kind !== "tool" || !st.open || st.streamed || !full) return;
+          st.streamed = true;
+          emit({ type: "tool_call_delta", index: st.index, json: full });
+          return;
+        }
+        case "response.reasoning_summary_part.added": {
+          const st = itemAt(d);
+          // One internal block per reasoning item: later summary parts follow a blank line.
+          if (st.kind === "reasoning" && st.open && st.streamed) {
+            emit({ type: "reasoning_delta", delta: "\n\n" });
+          }
+          return;
+        }
+        case "response.reasoning_summary_text.delta":
+        case "response.reasoning_text.delta": {
+          const st = itemAt(d);
+          const delta = str(d.delta);
+          if (st.kind !== "reasoning" || !st.open || !delta) return;
+          st.streamed = true;
+          emit({ type: "reasoning_delta", delta });
+          return;
+        }
+        case "response.completed":
+        case "response.incomplete":
+          finished(obj(d.response), emit);
+          return;
+        case "response.failed": {
+          const r = obj(d.response);
+          fail(emit, decodeResponsesStreamError(r?.error), r?.usage);
+          return;
+        }
+        case "error":
+          // Older streams put code and message at the top level, newer ones under `error`.
+          fail(emit, decodeResponsesStreamError(obj(d.error) ?? d));
+          return;
+        default:
+          return; // vendors add event types: skipped, never an error
+      }
+    },
+
+    end(emit: Emit): void {
+      if (done) return;
+      fail(
+        emit,
+        new GatewayError(502, "the model provider's stream ended before the response was complete"),
+      );
+    },
+  };
+}
+
+function partText(part: Obj | undefined): string | undefined {
+  return str(part?.text) ?? str(part?.refusal);
+}
+
+function summaryText(item: Obj): string {
+  const parts = Array.isArray(item.summary) ? item.summary : [];
+  return parts.map((p) => str(obj(p)?.text) ?? "").filter((t) => t !== "").join("\n\n");
+}
+
+/** A message item's text parts as text blocks (refusals read as text). */
+function emitMessageContent(item: Obj, emit: Emit): void {
+  const content = Array.isArray(item.content) ? item.content : [];
+  for (const p of content) {
+    const t = partText(obj(p));
+    if (t === undefined) continue;
+    emit({ type: "text_start" });
+    if (t !== "") emit({ type: "text_delta", delta: t });
+    emit({ type: "text_end" });
+  }
+}
+
+/** One whole output item as the events a stream would have given. */
+function emitItem(item: Obj, toolIndex: number, emit: Emit): void {
+  switch (item.type) {
+    case "message":
+      emitMessageContent(item, emit);
+      return;
+    case "function_call":
+    case "custom_tool_call": {
+      emit({
+        type: "tool_call_start",
+        index: toolIndex,
+        id: str(item.call_id) ?? str(item.id) ?? `call_${toolIndex}`,
+        name: str(item.name) ?? "",
+      });
+      const args = str(item.arguments) ?? str(item.input);
+      if (args) emit({ type: "tool_call_delta", index: toolIndex, json: args });
+      emit({ type: "tool_call_end", index: toolIndex });
+      return;
+    }
+    case "reasoning": {
+      emit({ type: "reasoning_start" });
+      const summary = summaryText(item);
+      if (summary) emit({ type: "reasoning_delta", delta: summary });
+      const enc = str(item.encrypted_content);
+      if (enc) emit({ type: "reasoning_redacted", data: enc });
+      emit({ type: "reasoning_end" });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** A whole (non-streaming) response object → the events its stream would have given. */
+export const decodeResponsesBody: BodyDecoder = (body, emit) => {
+  const r = obj(body);
+  if (!r) {
+    emit({
+      type: "error",
+      error: new GatewayError(502, "the model provider sent an invalid answer"),
+    });
+    return;
+  }
+  const start: Event & { type: "response_start" } = { type: "response_start" };
+  if (typeof r.id === "string") start.id = r.id;
+  if (typeof r.model === "string") start.model = r.model;
+  emit(start);
+  if (r.status === "failed" || (obj(r.error) && r.status !== "completed")) {
+    emit({ type: "error", error: decodeResponsesStreamError(r.error) });
+    const u = usageFromResponses(r.usage);
+    if (u) emit({ type: "usage", usage: u });
+    return;
+  }
+  let tools = 0;
+  for (const raw of Array.isArray(r.output) ? r.output : []) {
+    const item = obj(raw);
+    if (!item) continue;
+    if (TOOL_ITEMS.has(String(item.type))) emitItem(item, tools++, emit);
+    else emitItem(item, -1, emit);
+  }
+  const u = usageFromResponses(r.usage);
+  if (u) emit({ type: "usage", usage: u });
+  const reason = str(obj(r.incomplete_details)?.reason);
+  emit({ type: "finish", reason: finishFromResponses(str(r.status), reason, tools > 0) });
+};

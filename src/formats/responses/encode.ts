@@ -1,0 +1,373 @@
+/**
+ * Internal events → the responses client format: an SSE stream in OpenAI's event sequence
+ * (https://platform.openai.com/docs/api-reference/responses-streaming), or one response object.
+ *
+ * Stream, per event:
+ * - first event: `response.created`, `response.in_progress` (status in_progress, output []);
+ * - text block: `output_item.added` (message, in_progress), `content_part.added` (output_text
+ *   ""), `output_text.delta`…, `output_text.done`, `content_part.done`, `output_item.done`;
+ * - reasoning block: `output_item.added` (reasoning), `reasoning_summary_part.added`,
+ *   `reasoning_summary_text.delta`…, `.done`, `reasoning_summary_part.done`, `output_item.done`
+ *   (with `encrypted_content` when a `reasoning_redacted` came);
+ * - tool call: `output_item.added` (function_call, arguments ""), `function_call_arguments.delta`…,
+ *   `.done`, `output_item.done`;
+ * - `cost` (always last): `response.completed` with the whole response object and the usage
+ *   with cost — `response.incomplete` (status incomplete, `incomplete_details.reason`) when the
+ *   finish was `length` or `content_filter`, as the API does; after an `error` event, an
+ *   `error` frame (the generic envelope, spec) and `response.failed`.
+ *
+ * Every frame carries a `sequence_number` counting from 0. Chat upstreams stream parallel tool
+ * calls interleaved by index; Responses clients expect one item at a time, so one tool item is
+ * open at once and the others wait, their arguments buffered, until it is done — items appear
+ * in the order their calls started.
+ */
+import type { CostReport, Event, FinishReason } from "../../events/event.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import { errorBody } from "../../http/envelopes.ts";
+import type { BodyEncoder, EncodeContext, StreamEncoder } from "../codec.ts";
+import { sseFrame } from "../sse.ts";
+import { finishToResponses } from "./finish_reason.ts";
+import { finalResponse, responseObject } from "./response_object.ts";
+
+type Obj = Record<string, unknown>;
+
+/** Receives each wire event (without `sequence_number`, which the stream adds). */
+type Sink = (type: string, payload: Obj) => void;
+
+interface ToolSlot {
+  id: string;
+  name: string;
+  args: string;
+  ended: boolean;
+  item?: Obj;
+  outputIndex: number;
+}
+
+/**
+ * The item bookkeeping shared by the stream and the body encoders: it turns events into wire
+ * events (through `sink`) and keeps the output items for the final response object.
+ */
+class ResponseBuilder {
+  readonly output: Obj[] = [];
+  /** The final response object, once `cost` came. */
+  final?: Obj;
+  #started = false;
+  #text?: { item: Obj; part: Obj; index: number };
+  #reasoning?: { item: Obj; index: number; text: string; partOpen: boolean; data?: string };
+  readonly #tools = new Map<number, ToolSlot>();
+  readonly #waiting: ToolSlot[] = [];
+  #active?: ToolSlot;
+  #finish?: FinishReason;
+  #error?: GatewayError;
+  readonly #idBase: string;
+
+  constructor(readonly ctx: EncodeContext, readonly sink: Sink) {
+    this.#idBase = ctx.id.replace(/^[A-Za-z]+[_-]/, "");
+  }
+
+  event(e: Event): void {
+    // Nothing is written for an error until `cost`: the stage drops what `error` returns.
+    if (e.type !== "cost" && e.type !== "error" && e.type !== "usage") this.#start();
+    switch (e.type) {
+      case "response_start":
+      case "usage":
+      case "reasoning_signature": // another vendor's signature: nothing a Responses client can use
+        return;
+      case "text_start":
+        this.#openText();
+        return;
+      case "text_delta":
+        this.#textDelta(e.delta);
+        return;
+      case "text_end":
+        this.#closeText();
+        return;
+      case "reasoning_start":
+        this.#openReasoning();
+        return;
+      case "reasoning_delta":
+        this.#reasoningDelta(e.delta);
+        return;
+      case "reasoning_redacted":
+        if (!this.#reasoning) this.#openReasoning();
+        this.#reasoning!.data = e.data;
+        return;
+      case "reasoning_end":
+        this.#closeReasoning();
+        return;
+      case "tool_call_start":
+        this.#toolStart(e.index, e.id, e.name);
+        return;
+      case "tool_call_delta":
+        this.#toolDelta(e.index, e.json);
+        return;
+      case "tool_call_end":
+        this.#toolEnd(e.index);
+        return;
+      case "finish":
+        this.#finish = e.reason;
+        return;
+      case "error":
+        this.#error ??= e.error;
+        return;
+      case "cost":
+        this.#end(e.cost);
+        return;
+      default: {
+        const never: never = e;
+        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    const r = responseObject(this.ctx, "in_progress", []);
+    this.sink("response.created", { response: r });
+    this.sink("response.in_progress", { response: r });
+  }
+
+  #add(item: Obj): number {
+    const index = this.output.length;
+    this.output.push(item);
+    this.sink("response.output_item.added", { output_index: index, item });
+    return index;
+  }
+
+  #done(index: number, item: Obj): void {
+    item.status = "completed";
+    this.sink("response.output_item.done", { output_index: index, item });
+  }
+
+  // ---- text ----
+
+  #openText(): void {
+    this.#closeText();
+    this.#closeReasoning();
+    const item: Obj = {
+      id: `msg_${this.#idBase}_${this.output.length}`,
+      type: "message",
+      status: "in_progress",
+      content: [],
+      role: "assistant",
+    };
+    const index = this.#add(item);
+    const part: Obj = { type: "output_text", annotations: [], logprobs: [], text: "" };
+    this.sink("response.content_part.added", {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part,
+    });
+    this.#text = { item, part, index };
+  }
+
+  #textDelta(delta: string): void {
+    if (!this.#text) this.#openText();
+    const t = this.#text!;
+    t.part.text += delta;
+    this.sink("response.output_text.delta", {
+      item_id: t.item.id,
+      output_index: t.index,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
+  }
+
+  #closeText(): void {
+    const t = this.#text;
+    if (!t) return;
+    this.#text = undefined;
+    const ids = { item_id: t.item.id, output_index: t.index, content_index: 0 };
+    this.sink("response.output_text.done", { ...ids, text: t.part.text, logprobs: [] });
+    this.sink("response.content_part.done", { ...ids, part: t.part });
+    t.item.content = [t.part];
+    this.#done(t.index, t.item);
+  }
+
+  // ---- reasoning ----
+
+  #openReasoning(): void {
+    this.#closeReasoning();
+    this.#closeText();
+    const item: Obj = {
+      id: `rs_${this.#idBase}_${this.output.length}`,
+      type: "reasoning",
+      summary: [],
+    };
+    const index = this.#add(item);
+    this.#reasoning = { item, index, text: "", partOpen: false };
+  }
+
+  #reasoningDelta(delta: string): void {
+    if (!this.#reasoning) this.#openReasoning();
+    const r = this.#reasoning!;
+    const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+    if (!r.partOpen) {
+      r.partOpen = true;
+      this.sink("response.reasoning_summary_part.added", {
+        ...ids,
+        part: { type: "summary_text", text: "" },
+      });
+    }
+    r.text += delta;
+    this.sink("response.reasoning_summary_text.delta", { ...ids, delta });
+  }
+
+  #closeReasoning(): void {
+    const r = this.#reasoning;
+    if (!r) return;
+    this.#reasoning = undefined;
+    if (r.partOpen) {
+      const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      const part = { type: "summary_text", text: r.text };
+      this.sink("response.reasoning_summary_text.done", { ...ids, text: r.text });
+      this.sink("response.reasoning_summary_part.done", { ...ids, part });
+      r.item.summary = [part];
+    }
+    if (r.data !== undefined) r.item.encrypted_content = r.data;
+    this.sink("response.output_item.done", { output_index: r.index, item: r.item });
+  }
+
+  // ---- tool calls ----
+
+  #toolStart(index: number, id: string, name: string): void {
+    const slot: ToolSlot = { id, name, args: "", ended: false, outputIndex: -1 };
+    this.#tools.set(index, slot);
+    if (this.#active) this.#waiting.push(slot);
+    else this.#activate(slot);
+  }
+
+  #toolDelta(index: number, json: string): void {
+    const slot = this.#tools.get(index);
+    if (!slot || slot.ended) return;
+    slot.args += json;
+    if (slot !== this.#active) return;
+    this.sink("response.function_call_arguments.delta", {
+      item_id: slot.item!.id,
+      output_index: slot.outputIndex,
+      delta: json,
+    });
+  }
+
+  #toolEnd(index: number): void {
+    const slot = this.#tools.get(index);
+    if (!slot || slot.ended) return;
+    slot.ended = true;
+    if (slot !== this.#active) return;
+    this.#completeTool(slot);
+    this.#active = undefined;
+    // Release the calls that waited, in the order they started.
+    while (!this.#active && this.#waiting.length > 0) {
+      const next = this.#waiting.shift()!;
+      this.#activate(next);
+      if (next.args !== "") {
+        this.sink("response.function_call_arguments.delta", {
+          item_id: next.item!.id,
+          output_index: next.outputIndex,
+          delta: next.args,
+        });
+      }
+      if (next.ended) {
+        this.#completeTool(next);
+        this.#active = undefined;
+      }
+    }
+  }
+
+  #activate(slot: ToolSlot): void {
+    const item: Obj = {
+      id: `fc_${this.#idBase}_${this.output.length}`,
+      type: "function_call",
+      status: "in_progress",
+      arguments: "",
+      call_id: slot.id,
+      name: slot.name,
+    };
+    slot.item = item;
+    slot.outputIndex = this.#add(item);
+    this.#active = slot;
+  }
+
+  #completeTool(slot: ToolSlot): void {
+    const item = slot.item!;
+    item.arguments = slot.args;
+    this.sink("response.function_call_arguments.done", {
+      item_id: item.id,
+      output_index: slot.outputIndex,
+      arguments: slot.args,
+    });
+    this.#done(slot.outputIndex, item);
+  }
+
+  // ---- the end ----
+
+  #end(cost: CostReport): void {
+    if (!this.#error && this.#finish === "error") {
+      // A chat upstream's `finish_reason: "error"` (OpenRouter): a failure without an error body.
+      this.#error = new GatewayError(502, "the model provider stopped with an error");
+    }
+    if (this.#error) {
+      this.#abandon();
+      this.final = finalResponse(this.ctx, this.output, cost, {
+        status: "failed",
+        incomplete_details: null,
+        error: this.#error,
+      });
+      this.#start();
+      this.sink("error", errorBody("generic", this.#error));
+      this.sink("response.failed", { response: this.final });
+      return;
+    }
+    this.#start();
+    // Blocks a decoder left open are closed as they stand (decoders end them before finish).
+    this.#closeText();
+    this.#closeReasoning();
+    for (const [index, slot] of this.#tools) if (!slot.ended) this.#toolEnd(index);
+    const ending = finishToResponses(this.#finish);
+    this.final = finalResponse(this.ctx, this.output, cost, ending);
+    this.sink(
+      ending.status === "incomplete" ? "response.incomplete" : "response.completed",
+      { response: this.final },
+    );
+  }
+
+  /** After an error: items still open stay in the output as `incomplete`, without events. */
+  #abandon(): void {
+    if (this.#text) this.#text.item.content = [this.#text.part];
+    if (this.#reasoning?.partOpen) {
+      this.#reasoning.item.summary = [{ type: "summary_text", text: this.#reasoning.text }];
+    }
+    for (const slot of this.#tools.values()) if (slot.item) slot.item.arguments = slot.args;
+    for (const item of this.output) if (item.status === "in_progress") item.status = "incomplete";
+    this.#text = undefined;
+    this.#reasoning = undefined;
+  }
+}
+
+/** The SSE stream for a responses client. */
+export function createResponsesEncoder(ctx: EncodeContext): StreamEncoder {
+  let out = "";
+  let seq = 0;
+  const builder = new ResponseBuilder(ctx, (type, payload) => {
+    out += sseFrame(JSON.stringify({ type, sequence_number: seq++, ...payload }), type);
+  });
+  return {
+    event(e: Event): string {
+      builder.event(e);
+      const s = out;
+      out = "";
+      return s;
+    },
+  };
+}
+
+/** All events of a non-streaming call → the response object (the same one a stream ends with). */
+export const encodeResponsesBody: BodyEncoder = (events, cost, ctx) => {
+  const builder = new ResponseBuilder(ctx, () => {});
+  for (const e of events) if (e.type !== "cost") builder.event(e);
+  builder.event({ type: "cost", cost });
+  return builder.final;
+};

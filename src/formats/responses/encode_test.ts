@@ -1,0 +1,262 @@
+import assert from "node:assert/strict";
+import type { Event } from "../../events/event.ts";
+import { GatewayError } from "../../http/gateway_error.ts";
+import type { EncodeContext } from "../codec.ts";
+import { createResponsesDecoder } from "./decode.ts";
+import { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";
+import {
+  assertWellFormed,
+  decodeStream,
+  fakeCost,
+  frames,
+  readGolden,
+  toGolden,
+} from "./test_helpers.ts";
+
+const FIXTURES = new URL("../../../tests/fixtures/openai-responses/", import.meta.url);
+const ctx: EncodeContext = {
+  id: "gen_7f3a",
+  model: "openai/gpt-5-mini",
+  created: 1767225600,
+  clientBody: { model: "openai/gpt-5-mini", instructions: "Be brief.", tools: [], stream: true },
+};
+const cost0 = fakeCost({ input: 10, output: 3, cacheRead: 0, reasoning: 0 });
+
+function encodeAll(events: Event[], cost = cost0, c = ctx): string {
+  const enc = createResponsesEncoder(c);
+  let out = "";
+  for (const e of events) out += enc.event(e);
+  return out + enc.event({ type: "cost", cost });
+}
+
+const TEXT: Event[] = [
+  { type: "response_start", id: "up_1" },
+  { type: "text_start" },
+  { type: "text_delta", delta: "Hel" },
+  { type: "text_delta", delta: "lo" },
+  { type: "text_end" },
+  { type: "usage", usage: { input: 10, output: 3 } },
+  { type: "finish", reason: "stop" },
+];
+
+Deno.test("encoder: a text answer comes in the API's event order with increasing sequence numbers", () => {
+  const fs = frames(encodeAll(TEXT));
+  assert.deepEqual(fs.map(([name]) => name), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  fs.forEach(([name, data], i) => {
+    assert.equal(data.type, name, "event name equals the payload type");
+    assert.equal(data.sequence_number, i);
+  });
+  const created = fs[0][1].response as Record<string, unknown>;
+  assert.equal(created.id, "gen_7f3a");
+  assert.equal(created.model, "openai/gpt-5-mini");
+  assert.equal(created.status, "in_progress");
+  assert.equal(created.instructions, "Be brief.");
+  assert.deepEqual(created.output, []);
+  const added = fs[2][1].item as Record<string, unknown>;
+  assert.equal(added.type, "message");
+  assert.equal(added.status, "in_progress");
+  assert.match(String(added.id), /^msg_/);
+  assert.deepEqual(fs[6][1].text, "Hello");
+});
+
+Deno.test("encoder: response.completed carries the final object with usage, cost and output_text", () => {
+  const fs = frames(encodeAll(TEXT));
+  const r = fs.at(-1)![1].response as Record<string, unknown>;
+  assert.equal(r.status, "completed");
+  assert.equal(r.output_text, "Hello");
+  assert.equal(r.store, false);
+  assert.deepEqual(r.output, [{
+    id: "msg_7f3a_0",
+    type: "message",
+    status: "completed",
+    content: [{ type: "output_text", annotations: [], logprobs: [], text: "Hello" }],
+    role: "assistant",
+  }]);
+  assert.deepEqual(r.usage, {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 3,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 13,
+    cost: cost0.cost,
+    cost_details: cost0.details,
+  });
+});
+
+Deno.test("encoder: the non-streaming body is the stream's final response object", () => {
+  const fs = frames(encodeAll(TEXT));
+  assert.deepEqual(encodeResponsesBody(TEXT, cost0, ctx), fs.at(-1)![1].response);
+});
+
+for (const name of ["text", "function-call", "reasoning", "incomplete"]) {
+  Deno.test(`encoder → decoder round trip gives back the events of ${name}`, () => {
+    const golden = readGolden(new URL(`${name}.events.jsonl`, FIXTURES)) as Event[];
+    const usage = golden.find((e) => e.type === "usage")!;
+    const cost = fakeCost(usage.type === "usage" ? usage.usage : {});
+    const wire = encodeAll(golden, cost);
+    const back = decodeStream(createResponsesDecoder(), new TextEncoder().encode(wire), "bytes");
+    assertWellFormed(back);
+    // The gateway's own `usage.cost` reads back as an upstream-reported cost: drop it.
+    for (const e of back) if (e.type === "usage") delete e.usage.costUsd;
+    const expected = golden.map((e) =>
+      e.type === "response_start" ? { type: "response_start", id: ctx.id, model: ctx.model } : e
+    );
+    assert.deepEqual(toGolden(back), expected);
+  });
+}
+
+for (const name of ["failed", "cut"]) {
+  Deno.test(`encoder: ${name} ends in an error frame and response.failed`, () => {
+    const golden = readGolden(new URL(`${name}.events.jsonl`, FIXTURES)) as unknown[];
+    const events = golden.map((e) => {
+      const g = e as { type: string; error?: { status: number; message: string } };
+      return g.type === "error"
+        ? { type: "error", error: new GatewayError(g.error!.status, g.error!.message) }
+        : e;
+    }) as Event[];
+    const enc = createResponsesEncoder(ctx);
+    let out = "";
+    for (const e of events) {
+      const s = enc.event(e);
+      if (e.type === "error") assert.equal(s, "", "nothing is written for the error itself");
+      out += s;
+    }
+    out += enc.event({ type: "cost", cost: cost0 });
+    const fs = frames(out);
+    fs.forEach(([, d], i) => assert.equal(d.sequence_number, i));
+    const [errName, errData] = fs.at(-2)!;
+    assert.equal(errName, "error");
+    const err = golden.find((e) => (e as { type: string }).type === "error") as {
+      error: { status: number; message: string };
+    };
+    assert.deepEqual(errData.error, {
+      code: err.error.status,
+      message: err.error.message,
+      metadata: {},
+    });
+    const [failName, failData] = fs.at(-1)!;
+    assert.equal(failName, "response.failed");
+    const r = failData.response as Record<string, unknown>;
+    assert.equal(r.status, "failed");
+    assert.deepEqual(r.error, { code: "server_error", message: err.error.message });
+    assert.equal((r.usage as Record<string, unknown>).cost, cost0.cost);
+    for (const item of r.output as Record<string, unknown>[]) {
+      assert.equal(item.status, "incomplete");
+    }
+  });
+}
+
+Deno.test("encoder: an error before anything still opens the stream, then fails it", () => {
+  const enc = createResponsesEncoder(ctx);
+  assert.equal(enc.event({ type: "error", error: new GatewayError(429, "slow down") }), "");
+  const fs = frames(enc.event({ type: "cost", cost: cost0 }));
+  assert.deepEqual(fs.map(([n]) => n), [
+    "response.created",
+    "response.in_progress",
+    "error",
+    "response.failed",
+  ]);
+  assert.deepEqual((fs[3][1].response as Record<string, unknown>).error, {
+    code: "rate_limit_exceeded",
+    message: "slow down",
+  });
+});
+
+Deno.test("encoder: reasoning becomes a reasoning item with its summary and encrypted content", () => {
+  const fs = frames(encodeAll([
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "Think" },
+    { type: "reasoning_signature", signature: "sig-from-another-vendor" },
+    { type: "reasoning_redacted", data: "gAAAAAenc" },
+    { type: "reasoning_end" },
+    { type: "finish", reason: "stop" },
+  ]));
+  assert.deepEqual(fs.map(([n]) => n), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  assert.deepEqual(fs[7][1].item, {
+    id: "rs_7f3a_0",
+    type: "reasoning",
+    summary: [{ type: "summary_text", text: "Think" }],
+    encrypted_content: "gAAAAAenc",
+  });
+  assert.doesNotMatch(JSON.stringify(fs), /sig-from-another-vendor/);
+});
+
+Deno.test("encoder: interleaved parallel tool calls come out one item at a time, in start order", () => {
+  const fs = frames(encodeAll([
+    { type: "tool_call_start", index: 0, id: "call_a", name: "f" },
+    { type: "tool_call_start", index: 1, id: "call_b", name: "g" },
+    { type: "tool_call_delta", index: 1, json: '{"b"' },
+    { type: "tool_call_delta", index: 0, json: '{"a"' },
+    { type: "tool_call_delta", index: 1, json: ":1}" },
+    { type: "tool_call_delta", index: 0, json: ":2}" },
+    { type: "tool_call_end", index: 1 },
+    { type: "tool_call_end", index: 0 },
+    { type: "finish", reason: "tool_calls" },
+  ]));
+  const items = fs.slice(2, -1).map(([n, d]) => [n, d.output_index, d.delta ?? d.arguments]);
+  assert.deepEqual(items, [
+    ["response.output_item.added", 0, undefined],
+    ["response.function_call_arguments.delta", 0, '{"a"'],
+    ["response.function_call_arguments.delta", 0, ":2}"],
+    ["response.function_call_arguments.done", 0, '{"a":2}'],
+    ["response.output_item.done", 0, undefined],
+    ["response.output_item.added", 1, undefined],
+    ["response.function_call_arguments.delta", 1, '{"b":1}'],
+    ["response.function_call_arguments.done", 1, '{"b":1}'],
+    ["response.output_item.done", 1, undefined],
+  ]);
+  const r = fs.at(-1)![1].response as { output: Record<string, unknown>[]; status: string };
+  assert.equal(r.status, "completed");
+  assert.deepEqual(r.output.map((i) => [i.call_id, i.name, i.arguments, i.status]), [
+    ["call_a", "f", '{"a":2}', "completed"],
+    ["call_b", "g", '{"b":1}', "completed"],
+  ]);
+});
+
+Deno.test("encoder: a length finish ends in response.incomplete", () => {
+  const events: Event[] = [...TEXT.slice(0, -1), { type: "finish", reason: "length" }];
+  const [name, data] = frames(encodeAll(events)).at(-1)!;
+  assert.equal(name, "response.incomplete");
+  const r = data.response as Record<string, unknown>;
+  assert.equal(r.status, "incomplete");
+  assert.deepEqual(r.incomplete_details, { reason: "max_output_tokens" });
+  const body = encodeResponsesBody(events, cost0, ctx) as Record<string, unknown>;
+  assert.equal(body.status, "incomplete");
+});
+
+Deno.test("encoder: the body of a failed call is a failed response object", () => {
+  const body = encodeResponsesBody(
+    [{ type: "response_start" }, { type: "error", error: new GatewayError(502, "provider down") }],
+    cost0,
+    ctx,
+  ) as Record<string, unknown>;
+  assert.equal(body.status, "failed");
+  assert.deepEqual(body.error, { code: "server_error", message: "provider down" });
+});
+
+Deno.test("encoder: a finish of `error` without an error event still fails the response", () => {
+  const events: Event[] = [...TEXT.slice(0, -1), { type: "finish", reason: "error" }];
+  const fs = frames(encodeAll(events));
+  assert.deepEqual(fs.slice(-2).map(([n]) => n), ["error", "response.failed"]);
+});

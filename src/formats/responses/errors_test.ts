@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { decodeResponsesError, decodeResponsesStreamError } from "./errors.ts";
+
+const err = (message: string, type: string, code: string | null = null) => ({
+  error: { message, type, param: null, code },
+});
+
+Deno.test("decodeResponsesError: the spec's status table for the responses endpoint", () => {
+  const cases: [number, unknown, number][] = [
+    [400, err("Invalid 'temperature'", "invalid_request_error", "decimal_below_min_value"), 400],
+    [422, err("bad", "invalid_request_error"), 400],
+    [401, err("Incorrect API key provided: sk-proj-abc***xyz", "invalid_request_error"), 502],
+    [402, "Payment Required", 502],
+    [403, err("Your request was flagged by our moderation", "invalid_request_error"), 403],
+    [403, err("Project proj_AbCdEf123456 does not have access", "invalid_request_error"), 502],
+    [404, err("The model `gpt-x` does not exist", "invalid_request_error", "model_not_found"), 502],
+    [408, "Request Timeout", 408],
+    [429, err("Rate limit reached for gpt-5 in organization org-AbC123def456", "tokens"), 429],
+    [429, err("You exceeded your current quota", "insufficient_quota", "insufficient_quota"), 502],
+    [500, err("The server had an error", "server_error"), 502],
+    [503, "<html>Service Unavailable</html>", 502],
+    [504, "Gateway Timeout", 504],
+    [524, "", 504],
+  ];
+  for (const [status, body, expected] of cases) {
+    assert.equal(
+      decodeResponsesError(status, body).status,
+      expected,
+      `${status} ${JSON.stringify(body)}`,
+    );
+  }
+});
+
+Deno.test("decodeResponsesError: nothing about the gateway's provider account leaks", () => {
+  const cases: [number, unknown][] = [
+    [
+      401,
+      err(
+        "Incorrect API key provided: sk-proj-abcdefghij1234. You can find your API key at https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        "invalid_api_key",
+      ),
+    ],
+    [
+      429,
+      err(
+        "Rate limit reached for gpt-5 in organization org-AbC123def456 on tokens per min",
+        "tokens",
+        "rate_limit_exceeded",
+      ),
+    ],
+    [
+      429,
+      err(
+        "You exceeded your current quota, please check your plan and billing details.",
+        "insufficient_quota",
+        "insufficient_quota",
+      ),
+    ],
+    [
+      403,
+      err(
+        "Project `proj_AbCdEf123456` does not have access to model `o3`",
+        "invalid_request_error",
+        "model_not_found",
+      ),
+    ],
+  ];
+  for (const [status, body] of cases) {
+    const e = decodeResponsesError(status, body);
+    assert.doesNotMatch(e.message, /sk-proj|org-AbC|proj_AbC|api-keys|billing/, e.message);
+  }
+});
+
+Deno.test("decodeResponsesError: a 429 keeps the upstream's Retry-After", () => {
+  const e = decodeResponsesError(429, err("Rate limit reached", "requests"), 7);
+  assert.equal(e.retryAfter, 7);
+  assert.equal(e.message, "Rate limit reached");
+});
+
+Deno.test("decodeResponsesStreamError: in-stream codes keep the status class the client can act on", () => {
+  const cases: [unknown, number, RegExp][] = [
+    [{ code: "rate_limit_exceeded", message: "slow down" }, 429, /slow down/],
+    [{ code: "context_length_exceeded", message: "too long" }, 400, /too long/],
+    [{ code: "invalid_prompt", message: "flagged" }, 400, /flagged/],
+    [{ code: "server_error", message: "oops" }, 502, /oops/],
+    [{ type: "insufficient_quota", code: "insufficient_quota", message: "pay us" }, 502, /quota/],
+    [{ code: "vector_store_timeout", message: "vs" }, 502, /provider failed/],
+    [null, 502, /provider failed/],
+  ];
+  for (const [error, status, message] of cases) {
+    const e = decodeResponsesStreamError(error);
+    assert.equal(e.status, status, JSON.stringify(error));
+    assert.match(e.message, message);
+  }
+});

@@ -1,0 +1,22 @@
+/**
+ * The `responses` wire format (`POST /v1/responses`) and the `openai-responses` upstream
+ * protocol: one folder, since they are the same wire.
+ */
+export {
+  type ResponsesRequest,
+  ResponsesRequestSchema,
+  validateResponsesRequest,
+} from "./schema.ts";
+export {
+  builtInTools,
+  fromInternal,
+  needsResponsesUpstream,
+  passThroughRequest,
+  toInternal,
+} from "./request.ts";
+export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
+export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";
+export { createResponsesPassThrough, responsesPassThroughBody } from "./pass_through.ts";
+export { decodeResponsesError, decodeResponsesStreamError } from "./errors.ts";
+export { finishFromResponses, finishToResponses } from "./finish_reason.ts";
+export { usageFromResponses, usageToResponses } from "./usage.ts";

@@ -1,0 +1,98 @@
+/**
+ * Same-format responses (design §3): a responses client served by an openai-responses
+ * upstream gets the upstream's own bytes, with only the edits the spec demands.
+ *
+ * Stream: every event is forwarded as its original text, unparsed, except
+ * - the terminal `response.completed` / `response.incomplete`, held back until the meter's
+ *   cost is known and then re-serialised — `model` set to the requested slug, `cost` and
+ *   `cost_details` added to `usage` (the one event parsed here);
+ * - the upstream's `error` event, never forwarded: its words are about the gateway's provider
+ *   account (quota, keys). The failure goes out at the end as the gateway's own `error` frame
+ *   and `response.failed`, carrying the sanitised `GatewayError` the decoder made of it.
+ *
+ * Synthesised frames continue the upstream's `sequence_number`s (they count from 0, one per
+ * event, so the next number is the count of events seen).
+ */
+import type { CostReport, Event } from "../../events/event.ts";
+import { errorBody } from "../../http/envelopes.ts";
+import type { EncodeContext, PassThroughBody, PassThroughEncoder } from "../codec.ts";
+import { type SseEvent, sseFrame } from "../sse.ts";
+import { editUpstreamResponse, responseError, responseObject } from "./response_object.ts";
+
+type Obj = Record<string, unknown>;
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** The `type` at the head of an event's JSON, read without parsing the rest. */
+const TYPE_AT_HEAD = /^\s*\{\s*"type"\s*:\s*"([^"\\]+)"/;
+
+function eventType(ev: SseEvent): string | undefined {
+  if (ev.event !== undefined) return ev.event;
+  const m = TYPE_AT_HEAD.exec(ev.data);
+  if (m) return m[1];
+  try {
+    const d = JSON.parse(ev.data);
+    return typeof d?.type === "string" ? d.type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncoder {
+  let held: SseEvent | undefined;
+  let seen = 0;
+  let upstreamId: string | undefined;
+
+  return {
+    raw(ev: SseEvent, events: readonly Event[]): string {
+      seen++;
+      for (const e of events) if (e.type === "response_start" && e.id) upstreamId = e.id;
+      const type = eventType(ev);
+      if (type === "error") return "";
+      if (type !== undefined && TERMINAL.has(type)) {
+        held = ev;
+        return "";
+      }
+      return ev.raw;
+    },
+
+    end(cost: CostReport, error?: Event & { type: "error" }): string {
+      const heldData = held ? parseObj(held.data) : undefined;
+      if (error) {
+        const base = obj(heldData?.response) ??
+          responseObject({ ...ctx, id: upstreamId ?? ctx.id }, "failed", []);
+        const response = editUpstreamResponse(base, cost, ctx);
+        response.status = "failed";
+        response.error = responseError(error.error);
+        const seq = seen;
+        return frame("error", { ...errorBody("generic", error.error) }, seq) +
+          frame("response.failed", { response }, seq + 1);
+      }
+      if (!held || !heldData) return "";
+      const response = obj(heldData.response);
+      if (!response) return held.raw;
+      const edited = { ...heldData, response: editUpstreamResponse(response, cost, ctx) };
+      return sseFrame(JSON.stringify(edited), held.event);
+    },
+  };
+}
+
+function frame(type: string, payload: Obj, seq: number): string {
+  return sseFrame(JSON.stringify({ type, sequence_number: seq, ...payload }), type);
+}
+
+/** Same-format non-streaming: the upstream's response object with the spec's edits. */
+export const responsesPassThroughBody: PassThroughBody = (body, cost, ctx) =>
+  editUpstreamResponse(body, cost, ctx);
+
+function obj(v: unknown): Obj | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+}
+
+function parseObj(text: string): Obj | undefined {
+  try {
+    return obj(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import type { CostReport, Event } from "../../events/event.ts";
+import type { EncodeContext } from "../codec.ts";
+import { createResponsesDecoder } from "./decode.ts";
+import { createResponsesPassThrough, responsesPassThroughBody } from "./pass_through.ts";
+import { type Cut, CUTS, fakeCost, frames, sseEvents } from "./test_helpers.ts";
+
+const FIXTURES = new URL("../../../tests/fixtures/openai-responses/", import.meta.url);
+const ctx: EncodeContext = { id: "gen_1", model: "openai/gpt-5-mini", created: 1767225600 };
+const cost = fakeCost({ input: 1234, output: 6, cacheRead: 1024 }, 0.5);
+
+/** What the stream stage does on pass-through: raw per event until an error, then `end`. */
+function passThrough(bytes: Uint8Array, cut: Cut, c: CostReport = cost): string {
+  const decoder = createResponsesDecoder();
+  const pass = createResponsesPassThrough(ctx);
+  let error: (Event & { type: "error" }) | undefined;
+  let out = "";
+  const batch: Event[] = [];
+  const emit = (e: Event) => {
+    if (error && e.type !== "usage") return;
+    if (e.type === "error") error = e;
+    batch.push(e);
+  };
+  for (const ev of sseEvents(bytes, cut)) {
+    if (error) break;
+    decoder.event(ev, emit);
+    if (!error) out += pass.raw(ev, batch);
+    batch.length = 0;
+  }
+  if (!error) decoder.end(emit);
+  return out + pass.end(c, error);
+}
+
+const read = (name: string) => Deno.readFileSync(new URL(name, FIXTURES));
+const text = (name: string) => Deno.readTextFileSync(new URL(name, FIXTURES));
+
+for (const name of ["text", "function-call", "reasoning", "incomplete"]) {
+  Deno.test(`pass-through: ${name}.sse is forwarded byte for byte up to the final event`, () => {
+    const original = text(`${name}.sse`);
+    const last = original.lastIndexOf("event: response.");
+    for (const cut of CUTS) {
+      const out = passThrough(read(`${name}.sse`), cut);
+      assert.equal(out.slice(0, last), original.slice(0, last), `cut: ${cut}`);
+      const [origName, orig] = frames(original.slice(last))[0];
+      const [outName, edited] = frames(out.slice(last))[0];
+      assert.equal(outName, origName);
+      // Only model and the usage's cost fields differ; output_text is added.
+      const r = edited.response as Record<string, unknown>;
+      const o = orig.response as Record<string, unknown>;
+      assert.equal(r.model, "openai/gpt-5-mini");
+      assert.deepEqual(r.usage, { ...o.usage as object, cost: 0.5, cost_details: cost.details });
+      const { model: _m, usage: _u, output_text: _t, ...rest } = r;
+      const { model: _m2, usage: _u2, ...origRest } = o;
+      assert.deepEqual(rest, origRest);
+      assert.equal(edited.sequence_number, orig.sequence_number);
+      assert.equal(typeof r.output_text, "string");
+    }
+  });
+}
+
+Deno.test("pass-through: an upstream error is replaced by the gateway's error and response.failed", () => {
+  const out = passThrough(read("quota-error.sse"), "bytes");
+  assert.doesNotMatch(out, /org-AbCdEf|exceeded your current quota/);
+  const fs = frames(out);
+  assert.deepEqual(fs.map(([n, d]) => [n, d.sequence_number]), [
+    ["response.created", 0],
+    ["response.in_progress", 1],
+    ["error", 2],
+    ["response.failed", 3],
+  ]);
+  assert.deepEqual(fs[2][1].error, {
+    code: 502,
+    message: "the model provider's quota for the gateway is exhausted",
+    metadata: {},
+  });
+  const r = fs[3][1].response as Record<string, unknown>;
+  assert.equal(r.id, "resp_0a11ce000000000000000000000000000000000000000007");
+  assert.equal(r.status, "failed");
+  assert.equal(r.model, "openai/gpt-5-mini");
+  assert.deepEqual(r.error, {
+    code: "server_error",
+    message: "the model provider's quota for the gateway is exhausted",
+  });
+  assert.equal((r.usage as Record<string, unknown>).cost, 0.5);
+});
+
+Deno.test("pass-through: a cut stream is forwarded as far as it went, then failed", () => {
+  const original = text("cut.sse");
+  const out = passThrough(read("cut.sse"), "lines");
+  assert.ok(out.startsWith(original));
+  const fs = frames(out.slice(original.length));
+  assert.deepEqual(fs.map(([n, d]) => [n, d.sequence_number]), [
+    ["error", 6],
+    ["response.failed", 7],
+  ]);
+});
+
+Deno.test("pass-through: a non-streaming body gets model, cost and output_text", () => {
+  const upstream = JSON.parse(text("body-reasoning-call.json"));
+  const before = structuredClone(upstream);
+  const out = responsesPassThroughBody(upstream, cost, ctx);
+  assert.deepEqual(upstream, before, "the upstream object is not modified");
+  assert.equal(out.model, "openai/gpt-5-mini");
+  assert.equal(out.output_text, "A spider has eight legs.");
+  assert.deepEqual(out.usage, { ...upstream.usage, cost: 0.5, cost_details: cost.details });
+  assert.deepEqual(out.output, upstream.output);
+});

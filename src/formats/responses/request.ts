@@ -1,0 +1,446 @@
+/**
+ * Responses request ⇄ the internal `TextRequest`, and the body sent on pass-through.
+ *
+ * Client → internal (`toInternal`), used when a responses client is routed to an upstream of
+ * another protocol (and by the meter to count the prompt):
+ * - `instructions`, then `system` and `developer` messages in order → `system`;
+ * - user messages → user messages; `function_call_output` → `tool_result` parts of a user
+ *   message; assistant messages, `reasoning` and `function_call` items → parts of an assistant
+ *   message. Consecutive items of one role merge into one message, so a turn's reasoning, text
+ *   and parallel calls stay one assistant message, as the messages format needs;
+ * - `reasoning` → a reasoning part: summaries joined by a blank line, `encrypted_content` as
+ *   `redacted`;
+ * - `custom_tool_call` → a tool call whose arguments are `{"input": <the free text>}`: other
+ *   formats only carry JSON arguments. (A request that still declares the custom tool is
+ *   refused by `needsResponsesUpstream` before this matters.)
+ * - items the internal form cannot express (file inputs, `file_id` images, items of built-in
+ *   tools) are dropped; `needsResponsesUpstream` names the ones that change the meaning.
+ *
+ * Internal → upstream (`fromInternal`) builds a Responses body for an openai-responses
+ * upstream serving a chat or messages client; `store` is always false.
+ */
+import type {
+  ImagePart,
+  Message,
+  Part,
+  ReasoningSettings,
+  ResponseFormat,
+  TextPart,
+  TextRequest,
+  Tool,
+  ToolChoice,
+} from "../../events/text_request.ts";
+import type {
+  ContentPart,
+  InputItem,
+  ReasoningItem,
+  ResponsesRequest,
+  ResponsesTool,
+  ResponsesToolChoice,
+} from "./schema.ts";
+
+type Obj = Record<string, unknown>;
+
+// ---- client → internal ---------------------------------------------------------------------
+
+/** A validated request (see `validateResponsesRequest`) → the internal form. */
+export function toInternal(body: ResponsesRequest | Obj, model: string): TextRequest {
+  const b = body as ResponsesRequest;
+  const system: TextPart[] = [];
+  if (b.instructions) system.push({ type: "text", text: b.instructions });
+  const messages: Message[] = [];
+  const push = (role: Message["role"], parts: Part[]) => {
+    if (parts.length === 0) return;
+    const last = messages[messages.length - 1];
+    if (last?.role === role) last.parts.push(...parts);
+    else messages.push({ role, parts });
+  };
+
+  const input = b.input ?? [];
+  if (typeof input === "string") push("user", [{ type: "text", text: input }]);
+  else for (const item of input) itemToInternal(item, system, push);
+
+  const req: TextRequest = { model, system, messages, stream: b.stream === true };
+  const tools = functionTools(b.tools);
+  if (tools.length > 0) req.tools = tools;
+  const choice = toolChoiceToInternal(b.tool_choice);
+  if (choice) req.toolChoice = choice;
+  if (b.parallel_tool_calls != null) req.parallelToolCalls = b.parallel_tool_calls;
+  if (b.max_output_tokens != null) req.maxTokens = b.max_output_tokens;
+  if (b.temperature != null) req.temperature = b.temperature;
+  if (b.top_p != null) req.topP = b.top_p;
+  const format = b.text?.format;
+  if (format) req.responseFormat = formatToInternal(format);
+  const reasoning = reasoningToInternal(b.reasoning);
+  if (reasoning) req.reasoning = reasoning;
+  const user = b.user ?? (typeof b.safety_identifier === "string" ? b.safety_identifier : null);
+  if (user) req.user = user;
+  return req;
+}
+
+function itemToInternal(
+  item: InputItem,
+  system: TextPart[],
+  push: (role: Message["role"], parts: Part[]) => void,
+): void {
+  const type = item.type ?? "message";
+  const it = item as Obj;
+  switch (type) {
+    case "message": {
+      const role = it.role as string;
+      const parts = contentToInternal(it.content as string | ContentPart[]);
+      if (role === "system" || role === "developer") {
+        for (const p of parts) if (p.type === "text") system.push(p);
+      } else push(role === "assistant" ? "assistant" : "user", parts);
+      return;
+    }
+    case "function_call":
+      push("assistant", [{
+        type: "tool_call",
+        id: it.call_id as string,
+        name: it.name as string,
+        arguments: it.arguments as string,
+      }]);
+      return;
+    case "custom_tool_call":
+      push("assistant", [{
+        type: "tool_call",
+        id: it.call_id as string,
+        name: it.name as string,
+        arguments: JSON.stringify({ input: it.input }),
+      }]);
+      return;
+    case "function_call_output":
+    case "custom_tool_call_output":
+      push("user", [{
+        type: "tool_result",
+        callId: it.call_id as string,
+        content: contentToInternal(it.output as string | ContentPart[]).filter((p) =>
+          p.type === "text" || p.type === "image"
+        ) as (TextPart | ImagePart)[],
+      }]);
+      return;
+    case "reasoning": {
+      const r = item as ReasoningItem;
+      let text = r.summary.map((s) => s.text).join("\n\n");
+      if (text === "" && r.content) text = r.content.map((c) => c.text ?? "").join("\n\n");
+      if (text === "" && !r.encrypted_content) return;
+      push("assistant", [{
+        type: "reasoning",
+        text,
+        ...(r.encrypted_content ? { redacted: r.encrypted_content } : {}),
+      }]);
+      return;
+    }
+    default:
+      return; // items of built-in tools and newer item types: see needsResponsesUpstream
+  }
+}
+
+/** Message content → text and image parts; file inputs and `file_id` images are dropped. */
+function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePart)[] {
+  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  const out: (TextPart | ImagePart)[] = [];
+  for (const p of content) {
+    const q = p as Obj;
+    switch (p.type) {
+      case "input_text":
+      case "output_text":
+        out.push({ type: "text", text: q.text as string });
+        break;
+      case "refusal":
+        out.push({ type: "text", text: q.refusal as string });
+        break;
+      case "input_image":
+        if (typeof q.image_url === "string") out.push({ type: "image", url: q.image_url });
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+function functionTools(tools: ResponsesTool[] | null | undefined): Tool[] {
+  const out: Tool[] = [];
+  for (const t of tools ?? []) {
+    if (t.type !== "function") continue;
+    const f = t as Obj;
+    const tool: Tool = {
+      name: f.name as string,
+      parameters: (f.parameters as Obj | null | undefined) ?? { type: "object", properties: {} },
+    };
+    if (typeof f.description === "string") tool.description = f.description;
+    if (typeof f.strict === "boolean") tool.strict = f.strict;
+    out.push(tool);
+  }
+  return out;
+}
+
+function toolChoiceToInternal(c: ResponsesToolChoice | null | undefined): ToolChoice | undefined {
+  if (c == null) return undefined;
+  if (typeof c === "string") return { type: c };
+  if ((c.type === "function" || c.type === "custom") && c.name) {
+    return { type: "tool", name: c.name };
+  }
+  if (c.type === "allowed_tools" && (c.mode === "auto" || c.mode === "required")) {
+    return { type: c.mode };
+  }
+  return undefined; // a built-in tool's choice: meaningless without that tool
+}
+
+function formatToInternal(f: Obj): ResponseFormat {
+  if (f.type === "json_schema") {
+    const out: ResponseFormat = {
+      type: "json_schema",
+      name: f.name as string,
+      schema: f.schema as Obj,
+    };
+    if (typeof f.strict === "boolean") out.strict = f.strict;
+    return out;
+  }
+  return { type: f.type === "json_object" ? "json_object" : "text" };
+}
+
+function reasoningToInternal(r: ResponsesRequest["reasoning"]): ReasoningSettings | undefined {
+  if (!r) return undefined;
+  const out: ReasoningSettings = {};
+  if (r.effort) out.effort = r.effort;
+  if (r.summary) out.summary = r.summary;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+// ---- what only a responses upstream can serve ----------------------------------------------
+
+/** Input item types `toInternal` maps; any other type only means something to a responses upstream. */
+const MAPPED_ITEMS = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "reasoning",
+  "custom_tool_call",
+  "custom_tool_call_output",
+]);
+
+/**
+ * The built-in and custom tools a request declares, by name: a built-in by its type
+ * (`web_search`, `tool_search`, …), a custom tool by its own name (`apply_patch`). Only an
+ * openai-responses upstream can serve them.
+ */
+export function builtInTools(body: ResponsesRequest | Obj): string[] {
+  const out: string[] = [];
+  for (const t of ((body as ResponsesRequest).tools ?? [])) {
+    if (t.type === "function") continue;
+    out.push(t.type === "custom" ? String((t as Obj).name) : t.type);
+  }
+  return out;
+}
+
+/**
+ * Why the request needs an openai-responses upstream, or undefined: a built-in or custom tool
+ * (see `builtInTools`), or an input item the internal form would drop (items of built-in tool
+ * calls, Codex's `compaction`, …). For the pipeline's `needsSameProtocol`.
+ */
+export function needsResponsesUpstream(body: ResponsesRequest | Obj): string | undefined {
+  const tools = builtInTools(body);
+  if (tools.length > 0) {
+    return `tool ${tools[0]} requires an upstream that speaks the responses format`;
+  }
+  const input = (body as ResponsesRequest).input;
+  if (Array.isArray(input)) {
+    for (const item of input) {
+      const type = item.type ?? "message";
+      if (!MAPPED_ITEMS.has(type)) {
+        return `input item type ${type} requires an upstream that speaks the responses format`;
+      }
+    }
+  }
+  return undefined;
+}
+
+// ---- pass-through --------------------------------------------------------------------------
+
+/**
+ * The client's body for a same-protocol upstream: `model` replaced, everything else as sent,
+ * with two edits that statelessness demands:
+ * - `store: false` always. The spec says nothing is stored; `store: true` (the API's default)
+ *   would keep the conversation at the provider under the gateway's account, where the client
+ *   could never reach it again (`previous_response_id` is refused).
+ * - `reasoning` items with an `id` but no `encrypted_content` point at reasoning stored by the
+ *   provider; with `store: false` it answers 400 ("Items are not persisted when `store` is set
+ *   to false"), so they are dropped — the model could not see that reasoning anyway. They come
+ *   from clients that did not ask for `include: ["reasoning.encrypted_content"]`.
+ */
+export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: string): Obj {
+  const out: Obj = { ...body, model: upstreamModel, store: false };
+  const input = (body as ResponsesRequest).input;
+  if (Array.isArray(input) && input.some(isStoredReasoning)) {
+    out.input = input.filter((i) => !isStoredReasoning(i));
+  }
+  return out;
+}
+
+function isStoredReasoning(item: InputItem): boolean {
+  if (item.type !== "reasoning") return false;
+  const r = item as ReasoningItem;
+  return typeof r.id === "string" && r.id !== "" && !r.encrypted_content;
+}
+
+// ---- internal → upstream -------------------------------------------------------------------
+
+/**
+ * OpenAI's encrypted reasoning is a Fernet token (version byte 0x80, base64url: "gAAAAA…");
+ * opaque reasoning from another vendor (Anthropic's redacted_thinking) would be refused.
+ */
+const OPENAI_ENCRYPTED = /^gAAAAA/;
+
+/** The smallest `max_output_tokens` the Responses API accepts (it answers 400 below 16). */
+const MAX_OUTPUT_TOKENS_MIN = 16;
+
+/**
+ * A Responses body for an openai-responses upstream. Fields the format cannot express are
+ * dropped: stop sequences, top_k, penalties, seed, cache-control marks, vendor signatures.
+ */
+export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
+  const body: Obj = { model: upstreamModel };
+  const instructions = req.system.map((p) => p.text).join("\n\n");
+  if (instructions !== "") body.instructions = instructions;
+  body.input = messagesToItems(req.messages);
+  if (req.tools?.length) body.tools = req.tools.map(toolFromInternal);
+  if (req.toolChoice) {
+    body.tool_choice = req.toolChoice.type === "tool"
+      ? { type: "function", name: req.toolChoice.name }
+      : req.toolChoice.type;
+  }
+  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
+  if (req.maxTokens !== undefined) {
+    body.max_output_tokens = Math.max(MAX_OUTPUT_TOKENS_MIN, req.maxTokens);
+  }
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.responseFormat) body.text = { format: formatFromInternal(req.responseFormat) };
+  const reasoning = reasoningFromInternal(req.reasoning);
+  if (reasoning) {
+    body.reasoning = reasoning;
+    // Stateless multi-turn: the next request can only replay reasoning it was given.
+    if (reasoning.effort !== "none") body.include = ["reasoning.encrypted_content"];
+  }
+  if (req.user) body.user = req.user;
+  body.stream = req.stream;
+  body.store = false;
+  return body;
+}
+
+function messagesToItems(messages: Message[]): Obj[] {
+  const items: Obj[] = [];
+  for (const m of messages) {
+    let content: Obj[] = [];
+    const flush = () => {
+      if (content.length === 0) return;
+      items.push({ type: "message", role: m.role, content });
+      content = [];
+    };
+    for (const p of m.parts) {
+      switch (p.type) {
+        case "text":
+          content.push(
+            m.role === "assistant"
+              ? { type: "output_text", text: p.text, annotations: [] }
+              : { type: "input_text", text: p.text },
+          );
+          break;
+        case "image":
+          if (m.role === "user") {
+            content.push({ type: "input_image", image_url: p.url, detail: "auto" });
+          }
+          break;
+        case "reasoning":
+          if (p.redacted && OPENAI_ENCRYPTED.test(p.redacted)) {
+            flush();
+            items.push({
+              type: "reasoning",
+              summary: p.text === "" ? [] : [{ type: "summary_text", text: p.text }],
+              encrypted_content: p.redacted,
+            });
+          }
+          break;
+        case "tool_call":
+          flush();
+          items.push({
+            type: "function_call",
+            call_id: p.id,
+            name: p.name,
+            arguments: p.arguments,
+          });
+          break;
+        case "tool_result":
+          flush();
+          items.push({
+            type: "function_call_output",
+            call_id: p.callId,
+            output: toolOutput(p.content),
+          });
+          break;
+        default: {
+          const never: never = p;
+          throw new Error(`unknown part ${JSON.stringify(never)}`);
+        }
+      }
+    }
+    flush();
+  }
+  return items;
+}
+
+/** A tool result: plain text as a string (what every model reads best), else input parts. */
+function toolOutput(content: (TextPart | ImagePart)[]): string | Obj[] {
+  if (content.every((c) => c.type === "text")) return content.map((c) => c.text).join("\n");
+  return content.map((c) =>
+    c.type === "text"
+      ? { type: "input_text", text: c.text }
+      : { type: "input_image", image_url: c.url, detail: "auto" }
+  );
+}
+
+/**
+ * Responses function tools are strict by default, which refuses the loose schemas chat and
+ * messages clients send (https://platform.openai.com/docs/guides/function-calling#strict-mode),
+ * so `strict` is false unless the client asked for it.
+ */
+function toolFromInternal(t: Tool): Obj {
+  const out: Obj = { type: "function", name: t.name };
+  if (t.description !== undefined) out.description = t.description;
+  out.parameters = t.parameters;
+  out.strict = t.strict ?? false;
+  return out;
+}
+
+function formatFromInternal(f: ResponseFormat): Obj {
+  if (f.type !== "json_schema") return { type: f.type };
+  const out: Obj = { type: "json_schema", name: f.name, schema: f.schema };
+  if (f.strict !== undefined) out.strict = f.strict;
+  return out;
+}
+
+/** An Anthropic-style thinking budget → an OpenAI effort, by rough bands. */
+function budgetToEffort(budget: number): NonNullable<ReasoningSettings["effort"]> {
+  if (budget <= 0) return "minimal";
+  if (budget <= 2048) return "low";
+  if (budget <= 16384) return "medium";
+  return "high";
+}
+
+function reasoningFromInternal(
+  r: ReasoningSettings | undefined,
+): { effort?: string; summary?: string } | undefined {
+  if (!r) return undefined;
+  if (r.enabled === false && r.effort === undefined) return undefined;
+  const out: { effort?: string; summary?: string } = {};
+  const effort = r.effort ??
+    (r.budgetTokens !== undefined ? budgetToEffort(r.budgetTokens) : undefined);
+  if (effort) out.effort = effort;
+  // A budget or `enabled` is how messages and chat clients ask to see the reasoning.
+  const summary = r.summary ?? (r.budgetTokens !== undefined || r.enabled ? "auto" : undefined);
+  if (summary && effort !== "none") out.summary = summary;
+  return Object.keys(out).length > 0 ? out : undefined;
+}

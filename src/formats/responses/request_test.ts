@@ -1,0 +1,368 @@
+import assert from "node:assert/strict";
+import type { TextRequest } from "../../events/text_request.ts";
+import {
+  builtInTools,
+  fromInternal,
+  needsResponsesUpstream,
+  passThroughRequest,
+  toInternal,
+} from "./request.ts";
+import { validateResponsesRequest } from "./schema.ts";
+
+const CODEX = new URL("../../../../shared/fixtures/clients/codex/", import.meta.url);
+const hasCodex = (() => {
+  try {
+    return Deno.statSync(CODEX).isDirectory;
+  } catch {
+    return false;
+  }
+})();
+const codex = (name: string) =>
+  JSON.parse(Deno.readTextFileSync(new URL(`${name}.request.json`, CODEX))).body;
+
+Deno.test("toInternal: a string input is one user message", () => {
+  const req = toInternal(
+    validateResponsesRequest({ model: "x", input: "Hi", stream: true }),
+    "a/b",
+  );
+  assert.deepEqual(req, {
+    model: "a/b",
+    system: [],
+    messages: [{ role: "user", parts: [{ type: "text", text: "Hi" }] }],
+    stream: true,
+  });
+});
+
+Deno.test("toInternal: items map to messages, a turn's items merge into one assistant message", () => {
+  const body = validateResponsesRequest({
+    model: "x",
+    instructions: "Be brief.",
+    input: [
+      { role: "developer", content: "Use tools." },
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "Weather?" },
+          { type: "input_image", image_url: "https://example.com/sky.png", detail: "auto" },
+          { type: "input_image", file_id: "file-1" },
+        ],
+      },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "a" }, { type: "summary_text", text: "b" }],
+        encrypted_content: "gAAAAAxyz",
+      },
+      { role: "assistant", content: [{ type: "output_text", text: "Checking." }] },
+      { type: "function_call", call_id: "c1", name: "w", arguments: '{"c":"Riga"}' },
+      { type: "function_call", call_id: "c2", name: "w", arguments: '{"c":"Oslo"}' },
+      { type: "function_call_output", call_id: "c1", output: "sunny" },
+      {
+        type: "function_call_output",
+        call_id: "c2",
+        output: [{ type: "input_text", text: "rain" }],
+      },
+      { type: "web_search_call", id: "ws_1", status: "completed" },
+      { role: "user", content: "Thanks" },
+    ],
+    tools: [
+      { type: "function", name: "w", parameters: { type: "object" }, strict: false },
+      { type: "function", name: "bare" },
+      { type: "web_search" },
+    ],
+    tool_choice: "required",
+    parallel_tool_calls: true,
+    max_output_tokens: 500,
+    temperature: 0.2,
+    top_p: 0.9,
+    reasoning: { effort: "low", summary: "auto" },
+    text: {
+      format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true },
+    },
+    user: "u-1",
+    stream: false,
+  });
+  const expected: TextRequest = {
+    model: "a/b",
+    system: [{ type: "text", text: "Be brief." }, { type: "text", text: "Use tools." }],
+    messages: [
+      {
+        role: "user",
+        parts: [
+          { type: "text", text: "Weather?" },
+          { type: "image", url: "https://example.com/sky.png" },
+        ],
+      },
+      {
+        role: "assistant",
+        parts: [
+          { type: "reasoning", text: "a\n\nb", redacted: "gAAAAAxyz" },
+          { type: "text", text: "Checking." },
+          { type: "tool_call", id: "c1", name: "w", arguments: '{"c":"Riga"}' },
+          { type: "tool_call", id: "c2", name: "w", arguments: '{"c":"Oslo"}' },
+        ],
+      },
+      {
+        role: "user",
+        parts: [
+          { type: "tool_result", callId: "c1", content: [{ type: "text", text: "sunny" }] },
+          { type: "tool_result", callId: "c2", content: [{ type: "text", text: "rain" }] },
+          { type: "text", text: "Thanks" },
+        ],
+      },
+    ],
+    tools: [
+      { name: "w", parameters: { type: "object" }, strict: false },
+      { name: "bare", parameters: { type: "object", properties: {} } },
+    ],
+    toolChoice: { type: "required" },
+    parallelToolCalls: true,
+    maxTokens: 500,
+    temperature: 0.2,
+    topP: 0.9,
+    responseFormat: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true },
+    reasoning: { effort: "low", summary: "auto" },
+    user: "u-1",
+    stream: false,
+  };
+  assert.deepEqual(toInternal(body, "a/b"), expected);
+});
+
+Deno.test("toInternal: a named tool choice", () => {
+  const req = toInternal(
+    validateResponsesRequest({
+      model: "x",
+      input: "a",
+      tool_choice: { type: "function", name: "f" },
+    }),
+    "a/b",
+  );
+  assert.deepEqual(req.toolChoice, { type: "tool", name: "f" });
+});
+
+Deno.test(
+  "toInternal: the Codex CLI requests give sensible messages",
+  { ignore: !hasCodex },
+  () => {
+    const turn1 = toInternal(validateResponsesRequest(codex("responses-turn1")), "openai/gpt-5");
+    // Codex sends its system prompt as developer messages.
+    assert.ok(turn1.system.length >= 2);
+    assert.match(turn1.system[0].text, /^You are Codex/);
+    assert.equal(turn1.messages.length, 1);
+    assert.equal(turn1.messages[0].role, "user");
+    assert.deepEqual(turn1.messages[0].parts.at(-1), {
+      type: "text",
+      text: "Run the marker command",
+    });
+    assert.equal(turn1.stream, true);
+    assert.deepEqual(turn1.reasoning, { effort: "medium" });
+    assert.ok(turn1.tools!.some((t) => t.name === "exec_command"));
+    assert.ok(
+      !turn1.tools!.some((t) => t.name === "apply_patch"),
+      "custom tools are not functions",
+    );
+
+    const turn2 = toInternal(
+      validateResponsesRequest(codex("responses-turn2-function-call-output")),
+      "openai/gpt-5",
+    );
+    const roles = turn2.messages.map((m) => [m.role, m.parts.map((p) => p.type)]);
+    assert.deepEqual(roles, [
+      ["user", ["text", "text"]],
+      ["assistant", ["tool_call"]],
+      ["user", ["tool_result"]],
+    ]);
+    const call = turn2.messages[1].parts[0];
+    const result = turn2.messages[2].parts[0];
+    assert.ok(call.type === "tool_call" && result.type === "tool_result");
+    assert.equal(call.name, "exec_command");
+    assert.equal(result.callId, call.id);
+  },
+);
+
+Deno.test("builtInTools and needsResponsesUpstream name what only a responses upstream serves", {
+  ignore: !hasCodex,
+}, () => {
+  const body = codex("responses-turn1");
+  assert.deepEqual(builtInTools(body), ["apply_patch", "tool_search", "web_search"]);
+  assert.equal(
+    needsResponsesUpstream(body),
+    "tool apply_patch requires an upstream that speaks the responses format",
+  );
+});
+
+Deno.test("needsResponsesUpstream: plain requests need nothing; items of built-in tools do", () => {
+  assert.equal(needsResponsesUpstream({ model: "x", input: "hi", tools: [] }), undefined);
+  assert.equal(
+    needsResponsesUpstream({
+      model: "x",
+      input: [
+        { role: "user", content: "hi" },
+        { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      ],
+      tools: [{ type: "function", name: "f" }],
+    }),
+    undefined,
+  );
+  assert.equal(
+    needsResponsesUpstream({ model: "x", input: [{ type: "compaction", encrypted_content: "z" }] }),
+    "input item type compaction requires an upstream that speaks the responses format",
+  );
+});
+
+Deno.test("passThroughRequest: model replaced, store false, the client's body untouched", () => {
+  const body = {
+    model: "openai/gpt-5",
+    store: true,
+    input: [
+      { role: "user", content: "hi" },
+      { type: "reasoning", id: "rs_stored", summary: [] },
+      { type: "reasoning", id: "rs_ok", summary: [], encrypted_content: "gAAAAAe" },
+    ],
+    client_metadata: { x: 1 },
+  };
+  const before = structuredClone(body);
+  const out = passThroughRequest(body, "gpt-5-2025-08-07");
+  assert.deepEqual(body, before);
+  assert.deepEqual(out, {
+    model: "gpt-5-2025-08-07",
+    store: false,
+    input: [
+      { role: "user", content: "hi" },
+      { type: "reasoning", id: "rs_ok", summary: [], encrypted_content: "gAAAAAe" },
+    ],
+    client_metadata: { x: 1 },
+  });
+  const plain = { model: "a/b", input: "x" };
+  assert.equal(passThroughRequest(plain, "m").input, "x");
+});
+
+Deno.test("passThroughRequest: the Codex requests keep every field", { ignore: !hasCodex }, () => {
+  const body = codex("responses-turn2-function-call-output");
+  const out = passThroughRequest(body, "gpt-5.5");
+  assert.deepEqual({ ...out, model: body.model, store: body.store }, body);
+});
+
+const INTERNAL: TextRequest = {
+  model: "openai/gpt-5",
+  system: [{ type: "text", text: "Be brief." }, { type: "text", text: "Really." }],
+  messages: [
+    {
+      role: "user",
+      parts: [
+        { type: "text", text: "Look" },
+        { type: "image", url: "data:image/png;base64,iVBORw0KGgo=" },
+      ],
+    },
+    {
+      role: "assistant",
+      parts: [
+        { type: "reasoning", text: "hm", signature: "anthropic-sig" },
+        { type: "reasoning", text: "", redacted: "anthropic-redacted" },
+        { type: "reasoning", text: "ok", redacted: "gAAAAAopenai" },
+        { type: "text", text: "Let me check." },
+        { type: "tool_call", id: "c1", name: "f", arguments: '{"a":1}' },
+      ],
+    },
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", callId: "c1", content: [{ type: "text", text: "42" }] },
+        {
+          type: "tool_result",
+          callId: "c2",
+          content: [{ type: "text", text: "see" }, { type: "image", url: "https://x/y.png" }],
+        },
+        { type: "text", text: "And?" },
+      ],
+    },
+  ],
+  tools: [{ name: "f", description: "d", parameters: { type: "object" } }],
+  toolChoice: { type: "tool", name: "f" },
+  parallelToolCalls: false,
+  maxTokens: 8,
+  temperature: 0.5,
+  topP: 0.5,
+  stop: ["END"],
+  seed: 7,
+  responseFormat: { type: "json_object" },
+  reasoning: { budgetTokens: 4000 },
+  user: "u",
+  stream: true,
+};
+
+Deno.test("fromInternal: a Responses body the schema accepts, with store false", () => {
+  const body = fromInternal(INTERNAL, "gpt-5-2025-08-07");
+  validateResponsesRequest(body);
+  assert.deepEqual(body, {
+    model: "gpt-5-2025-08-07",
+    instructions: "Be brief.\n\nReally.",
+    input: [
+      {
+        type: "message",
+        role: "user",
+        content: [
+          { type: "input_text", text: "Look" },
+          { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=", detail: "auto" },
+        ],
+      },
+      {
+        type: "reasoning",
+        summary: [{ type: "summary_text", text: "ok" }],
+        encrypted_content: "gAAAAAopenai",
+      },
+      {
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Let me check.", annotations: [] }],
+      },
+      { type: "function_call", call_id: "c1", name: "f", arguments: '{"a":1}' },
+      { type: "function_call_output", call_id: "c1", output: "42" },
+      {
+        type: "function_call_output",
+        call_id: "c2",
+        output: [
+          { type: "input_text", text: "see" },
+          { type: "input_image", image_url: "https://x/y.png", detail: "auto" },
+        ],
+      },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "And?" }] },
+    ],
+    tools: [{
+      type: "function",
+      name: "f",
+      description: "d",
+      parameters: { type: "object" },
+      strict: false,
+    }],
+    tool_choice: { type: "function", name: "f" },
+    parallel_tool_calls: false,
+    max_output_tokens: 16,
+    temperature: 0.5,
+    top_p: 0.5,
+    text: { format: { type: "json_object" } },
+    reasoning: { effort: "medium", summary: "auto" },
+    include: ["reasoning.encrypted_content"],
+    user: "u",
+    stream: true,
+    store: false,
+  });
+});
+
+Deno.test("fromInternal ∘ toInternal keeps a responses conversation", () => {
+  const client = validateResponsesRequest({
+    model: "x",
+    instructions: "sys",
+    input: [
+      { role: "user", content: [{ type: "input_text", text: "q" }] },
+      { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c", output: "r" },
+    ],
+    tools: [{ type: "function", name: "f", parameters: { type: "object" }, strict: true }],
+    max_output_tokens: 100,
+    stream: false,
+  });
+  const back = fromInternal(toInternal(client, "a/b"), "up");
+  validateResponsesRequest(back);
+  assert.deepEqual(toInternal(validateResponsesRequest(back), "a/b"), toInternal(client, "a/b"));
+});

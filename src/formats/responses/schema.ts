@@ -1,0 +1,424 @@
+/**
+ * The client request of `POST /v1/responses` (https://platform.openai.com/docs/api-reference/responses/create).
+ * Strict on the fields the gateway reads, open on the rest: unknown fields at any level, unknown
+ * input item types, content part types and tool types are accepted, so that a same-protocol
+ * upstream receives them untouched (Codex sends `client_metadata`, `tool_search` tools,
+ * `prompt_cache_key`, …); transcoding drops what the internal form cannot express. `null` is
+ * accepted wherever a field is optional.
+ *
+ * The gateway is stateless (spec: "nothing is stored server-side"), so the fields that refer
+ * to stored state — `previous_response_id`, `conversation`, `background` — are rejected with
+ * a 400 saying so; `store` is accepted with any value and ignored.
+ *
+ * Every failure is a `GatewayError(400)` whose message names the field, e.g.
+ * `input[2].content[0].image_url must be an http(s) URL or a data: URL`.
+ */
+import { z } from "zod";
+import { badRequest } from "../../http/gateway_error.ts";
+
+const HTTP_URL = /^https?:\/\/\S+$/i;
+const DATA_URL = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[^,]*)?,/i;
+const imageUrl = z.string().refine(
+  (u) => HTTP_URL.test(u) || DATA_URL.test(u),
+  "must be an http(s) URL or a data: URL",
+);
+
+const nonEmpty = z.string().min(1, "must not be empty");
+
+/**
+ * Checks a value of an open union (parts, items, tools) against the schema of its `type` and
+ * reports that schema's issues as the value's own: clearer messages than a union gives.
+ */
+function forward(ctx: z.core.ParsePayload<unknown>, schema: z.ZodType): void {
+  const r = schema.safeParse(ctx.value, { error: defaultMessage });
+  if (r.success) return;
+  for (const iss of r.error.issues) {
+    ctx.issues.push({ ...iss, input: ctx.value } as unknown as z.core.$ZodRawIssue);
+  }
+}
+
+// ---- content parts -------------------------------------------------------------------------
+
+const InputText = z.looseObject({ type: z.literal("input_text"), text: z.string() });
+
+const InputImage = z.looseObject({
+  type: z.literal("input_image"),
+  image_url: imageUrl.nullish(),
+  file_id: z.string().nullish(),
+  detail: z.string().nullish(),
+}).refine((p) => p.image_url != null || p.file_id != null, {
+  message: "needs image_url or file_id",
+});
+
+const InputFile = z.looseObject({ type: z.literal("input_file") });
+
+const OutputText = z.looseObject({
+  type: z.literal("output_text"),
+  text: z.string(),
+  annotations: z.array(z.unknown()).nullish(),
+});
+
+const Refusal = z.looseObject({ type: z.literal("refusal"), refusal: z.string() });
+
+/** A part of a type the gateway does not read: kept for pass-through. */
+const OtherPart = z.looseObject({ type: z.string() });
+
+const KNOWN_PARTS: Record<string, z.ZodType> = {
+  input_text: InputText,
+  input_image: InputImage,
+  input_file: InputFile,
+  output_text: OutputText,
+  refusal: Refusal,
+};
+
+export type ContentPart =
+  | z.infer<typeof InputText>
+  | z.infer<typeof InputImage>
+  | z.infer<typeof InputFile>
+  | z.infer<typeof OutputText>
+  | z.infer<typeof Refusal>
+  | z.infer<typeof OtherPart>;
+
+/** A content part of a known type is checked against that type, any other is kept. */
+const Part = z.looseObject({ type: z.string() }).check((ctx) => {
+  if (Object.hasOwn(KNOWN_PARTS, ctx.value.type)) forward(ctx, KNOWN_PARTS[ctx.value.type]);
+}) as unknown as z.ZodType<ContentPart>;
+
+const content = z.union([z.string(), z.array(Part)]);
+
+// ---- input items ---------------------------------------------------------------------------
+
+const MessageItem = z.looseObject({
+  type: z.literal("message").nullish(),
+  id: z.string().nullish(),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content,
+  status: z.string().nullish(),
+});
+
+const FunctionCallItem = z.looseObject({
+  type: z.literal("function_call"),
+  id: z.string().nullish(),
+  call_id: nonEmpty,
+  name: nonEmpty,
+  arguments: z.string(),
+  status: z.string().nullish(),
+});
+
+const FunctionCallOutputItem = z.looseObject({
+  type: z.literal("function_call_output"),
+  id: z.string().nullish(),
+  call_id: nonEmpty,
+  output: content,
+  status: z.string().nullish(),
+});
+
+const SummaryText = z.looseObject({ type: z.literal("summary_text"), text: z.string() });
+
+const ReasoningItem = z.looseObject({
+  type: z.literal("reasoning"),
+  id: z.string().nullish(),
+  summary: z.array(SummaryText),
+  encrypted_content: z.string().nullish(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().nullish() })).nullish(),
+  status: z.string().nullish(),
+});
+
+const CustomToolCallItem = z.looseObject({
+  type: z.literal("custom_tool_call"),
+  id: z.string().nullish(),
+  call_id: nonEmpty,
+  name: nonEmpty,
+  input: z.string(),
+});
+
+const CustomToolCallOutputItem = z.looseObject({
+  type: z.literal("custom_tool_call_output"),
+  id: z.string().nullish(),
+  call_id: nonEmpty,
+  output: content,
+});
+
+/** An item of a type the gateway does not read (web_search_call, compaction, …). */
+const OtherItem = z.looseObject({ type: z.string() });
+
+export type MessageItem = z.infer<typeof MessageItem>;
+export type FunctionCallItem = z.infer<typeof FunctionCallItem>;
+export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItem>;
+export type ReasoningItem = z.infer<typeof ReasoningItem>;
+export type CustomToolCallItem = z.infer<typeof CustomToolCallItem>;
+export type CustomToolCallOutputItem = z.infer<typeof CustomToolCallOutputItem>;
+export type OtherItem = z.infer<typeof OtherItem>;
+export type InputItem =
+  | MessageItem
+  | FunctionCallItem
+  | FunctionCallOutputItem
+  | ReasoningItem
+  | CustomToolCallItem
+  | CustomToolCallOutputItem
+  | OtherItem;
+
+const KNOWN_ITEMS: Record<string, z.ZodType> = {
+  message: MessageItem,
+  function_call: FunctionCallItem,
+  function_call_output: FunctionCallOutputItem,
+  reasoning: ReasoningItem,
+  custom_tool_call: CustomToolCallItem,
+  custom_tool_call_output: CustomToolCallOutputItem,
+};
+
+/** Item types that point at stored state; the stateless gateway cannot resolve them. */
+const STATEFUL_ITEMS = new Set(["item_reference"]);
+
+/** An item without `type` is a message (the easy input form `{role, content}`). */
+const Item = z.looseObject({ type: z.string().nullish() }).check((ctx) => {
+  const type = ctx.value.type ?? "message";
+  if (STATEFUL_ITEMS.has(type)) {
+    ctx.issues.push({
+      code: "custom",
+      path: ["type"],
+      input: ctx.value,
+      message: `${JSON.stringify(type)} is not supported: the gateway is stateless and stores ` +
+        "no items; send the items themselves",
+    });
+    return;
+  }
+  if (!Object.hasOwn(KNOWN_ITEMS, type)) return;
+  forward(ctx, KNOWN_ITEMS[type]);
+}) as unknown as z.ZodType<InputItem>;
+
+// ---- tools ---------------------------------------------------------------------------------
+
+const FunctionTool = z.looseObject({
+  type: z.literal("function"),
+  name: nonEmpty,
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const CustomTool = z.looseObject({
+  type: z.literal("custom"),
+  name: nonEmpty,
+  description: z.string().nullish(),
+  format: z.looseObject({ type: z.string() }).nullish(),
+});
+
+/** A built-in tool (web_search, file_search, code_interpreter, tool_search, mcp, …). */
+const OtherTool = z.looseObject({ type: nonEmpty });
+
+export type FunctionTool = z.infer<typeof FunctionTool>;
+export type CustomTool = z.infer<typeof CustomTool>;
+export type ResponsesTool = FunctionTool | CustomTool | z.infer<typeof OtherTool>;
+
+const KNOWN_TOOLS: Record<string, z.ZodType> = { function: FunctionTool, custom: CustomTool };
+
+const ToolSchema = z.looseObject({ type: nonEmpty }).check((ctx) => {
+  if (!Object.hasOwn(KNOWN_TOOLS, ctx.value.type)) return;
+  forward(ctx, KNOWN_TOOLS[ctx.value.type]);
+}) as unknown as z.ZodType<ResponsesTool>;
+
+const NamedChoice = z.looseObject({ type: z.enum(["function", "custom"]), name: nonEmpty });
+
+const ToolChoice = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.looseObject({ type: nonEmpty }).check((ctx) => {
+    const t = ctx.value.type;
+    if (t !== "function" && t !== "custom") return;
+    forward(ctx, NamedChoice);
+  }),
+]);
+
+export type ResponsesToolChoice =
+  | "auto"
+  | "none"
+  | "required"
+  | { type: string; name?: string; [k: string]: unknown };
+
+// ---- text and reasoning --------------------------------------------------------------------
+
+const TextFormat = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("text") }),
+  z.looseObject({ type: z.literal("json_object") }),
+  z.looseObject({
+    type: z.literal("json_schema"),
+    name: nonEmpty,
+    schema: z.record(z.string(), z.unknown()),
+    description: z.string().nullish(),
+    strict: z.boolean().nullish(),
+  }),
+]);
+
+const Effort = z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]);
+
+const Reasoning = z.looseObject({
+  effort: Effort.nullish(),
+  summary: z.enum(["auto", "concise", "detailed"]).nullish(),
+});
+
+const range01 = "must be greater than 0 and at most 1";
+
+export const ResponsesRequestSchema = z.looseObject({
+  model: nonEmpty,
+  input: z.union([z.string(), z.array(Item)]).nullish(),
+  instructions: z.string().nullish(),
+  tools: z.array(ToolSchema).nullish(),
+  tool_choice: ToolChoice.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  max_output_tokens: z.number().int("must be an integer").min(1, "must be at least 1").nullish(),
+  temperature: z.number().min(0, "must be between 0 and 2").max(2, "must be between 0 and 2")
+    .nullish(),
+  top_p: z.number().gt(0, range01).max(1, range01).nullish(),
+  reasoning: Reasoning.nullish(),
+  text: z.looseObject({
+    format: TextFormat.nullish(),
+    verbosity: z.enum(["low", "medium", "high"]).nullish(),
+  }).nullish(),
+  include: z.array(z.string()).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  stream: z.boolean().nullish(),
+  // `store` (any value) is accepted and ignored: the loose object keeps it.
+  user: z.string().nullish(),
+});
+
+/** A validated request: the client's own object (unknown fields included), typed. */
+export interface ResponsesRequest {
+  model: string;
+  input?: string | InputItem[] | null;
+  instructions?: string | null;
+  tools?: ResponsesTool[] | null;
+  tool_choice?: ResponsesToolChoice | null;
+  parallel_tool_calls?: boolean | null;
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  reasoning?: {
+    effort?: z.infer<typeof Effort> | null;
+    summary?: "auto" | "concise" | "detailed" | null;
+    [k: string]: unknown;
+  } | null;
+  text?: {
+    format?: z.infer<typeof TextFormat> | null;
+    verbosity?: string | null;
+    [k: string]: unknown;
+  } | null;
+  include?: string[] | null;
+  metadata?: Record<string, unknown> | null;
+  stream?: boolean | null;
+  store?: unknown;
+  user?: string | null;
+  [k: string]: unknown;
+}
+
+/** Fields that name server-side state; each is rejected while it holds a value. */
+const STATEFUL: [field: string, why: string][] = [
+  [
+    "previous_response_id",
+    "is not supported: the gateway is stateless and stores no responses; send the full " +
+    "conversation history in `input` on every request",
+  ],
+  [
+    "conversation",
+    "is not supported: the gateway is stateless and stores no conversations; send the full " +
+    "conversation history in `input` on every request",
+  ],
+];
+
+/**
+ * Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field.
+ * Returns the body itself (not a copy), typed.
+ */
+export function validateResponsesRequest(body: unknown): ResponsesRequest {
+  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+    const b = body as Record<string, unknown>;
+    for (const [field, why] of STATEFUL) {
+      if (b[field] !== undefined && b[field] !== null) throw badRequest(`${field} ${why}`);
+    }
+    if (b.background === true) {
+      throw badRequest(
+        "background is not supported: background responses are stored server-side and the " +
+          "gateway is stateless; use stream: true for long generations",
+      );
+    }
+  }
+  const r = ResponsesRequestSchema.safeParse(body, { error: defaultMessage });
+  if (!r.success) throw badRequest(describe(r.error.issues[0]));
+  return body as ResponsesRequest;
+}
+
+// ---- error messages ------------------------------------------------------------------------
+
+type Issue = z.core.$ZodIssue;
+
+/** Messages for issues the schema did not word itself. */
+function defaultMessage(iss: z.core.$ZodRawIssue): string {
+  switch (iss.code) {
+    case "invalid_type":
+      return iss.input === undefined ? "is required" : `must be ${article(String(iss.expected))}`;
+    case "invalid_value":
+      return iss.values.length === 1
+        ? `must be ${JSON.stringify(iss.values[0])}`
+        : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return `must be at least ${String(iss.minimum)}`;
+    case "too_big":
+      return `must be at most ${String(iss.maximum)}`;
+    default:
+      return "is invalid";
+  }
+}
+
+function article(expected: string): string {
+  switch (expected) {
+    case "int":
+      return "an integer";
+    case "array":
+    case "object":
+      return `an ${expected}`;
+    case "record":
+      return "an object";
+    default:
+      return `a ${expected}`;
+  }
+}
+
+/** One issue as "field message"; for a union, the branch that got furthest speaks. */
+function describe(iss: Issue, prefix: PropertyKey[] = []): string {
+  const path = [...prefix, ...iss.path];
+  if (iss.code === "invalid_union") {
+    const branches = iss.errors.filter((b) => b.length > 0);
+    const deep = branches.filter((b) => b.some((i) => i.path.length > 0 || i.code === "custom"));
+    if (deep.length >= 1) return describe(deep[deep.length - 1][0], path);
+    const phrases = branches.map((b) => shallowPhrase(b[0])).filter((p) => p !== undefined);
+    if (phrases.length > 0) return `${fieldName(path)} must be ${phrases.join(" or ")}`;
+    const options = (iss as unknown as { options?: unknown[] }).options;
+    if (options?.length) {
+      return `${fieldName(path)} must be one of ${
+        options.map((o) => JSON.stringify(o)).join(", ")
+      }`;
+    }
+    return `${fieldName(path)} is invalid`;
+  }
+  return `${fieldName(path)} ${iss.message}`;
+}
+
+function shallowPhrase(i: Issue): string | undefined {
+  if (i.path.length > 0) return undefined;
+  if (i.code === "invalid_type") return article(String(i.expected));
+  if (i.code === "invalid_value") {
+    const vs = i.values.map((v) => JSON.stringify(v));
+    return vs.length === 1 ? vs[0] : `one of ${vs.join(", ")}`;
+  }
+  return undefined;
+}
+
+/** ["input", 0, "content"] → "input[0].content"; the root is "request body". */
+function fieldName(path: PropertyKey[]): string {
+  if (path.length === 0) return "request body";
+  let s = "";
+  for (const k of path) {
+    if (typeof k === "number") s += `[${k}]`;
+    else s += s === "" ? String(k) : `.${String(k)}`;
+  }
+  return s;
+}

@@ -1,0 +1,73 @@
+/**
+ * Responses `usage` ⇄ internal `Usage`. Responses' `input_tokens` already counts the cached
+ * tokens (`input_tokens_details.cached_tokens` is a part of it), which is the internal
+ * convention, so the figures map one to one:
+ *
+ * | responses                                  | internal  |
+ * |--------------------------------------------|-----------|
+ * | input_tokens                               | input     |
+ * | input_tokens_details.cached_tokens         | cacheRead |
+ * | output_tokens                              | output    |
+ * | output_tokens_details.reasoning_tokens     | reasoning |
+ * | cost (OpenRouter's responses API, USD)     | costUsd   |
+ *
+ * The format has no cache-write figure: a write is part of `input_tokens` and priced as input.
+ */
+import type { CostReport } from "../../events/event.ts";
+import type { Usage } from "../../events/usage.ts";
+import { decimalString } from "../chat/usage.ts";
+
+type Obj = Record<string, unknown>;
+
+const num = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v) ? v : undefined;
+
+const obj = (v: unknown): Obj | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+
+/** An upstream responses usage object → internal usage; fields not reported stay undefined. */
+export function usageFromResponses(raw: unknown): Usage | undefined {
+  const u = obj(raw);
+  if (!u) return undefined;
+  const out: Usage = {};
+  const input = num(u.input_tokens);
+  const output = num(u.output_tokens);
+  if (input !== undefined) out.input = input;
+  if (output !== undefined) out.output = output;
+  const cached = num(obj(u.input_tokens_details)?.cached_tokens);
+  if (cached !== undefined) out.cacheRead = cached;
+  const reasoning = num(obj(u.output_tokens_details)?.reasoning_tokens);
+  if (reasoning !== undefined) out.reasoning = reasoning;
+  const cost = num(u.cost);
+  if (cost !== undefined) out.costUsd = decimalString(cost);
+  return out;
+}
+
+/**
+ * The usage object the gateway reports, built from what was billed (`cost.usage`, after the
+ * meter's fall-backs). The wire wants integers, so a figure still unknown is written as 0.
+ */
+export function usageToResponses(cost: CostReport): Obj {
+  const u = cost.usage;
+  const input = u.input ?? 0;
+  const output = u.output ?? 0;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cacheRead ?? 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+    total_tokens: input + output,
+    cost: cost.cost,
+    cost_details: cost.details,
+  };
+}
+
+/**
+ * An upstream usage object (pass-through) with the gateway's `cost` and `cost_details` added;
+ * when the upstream sent none, the billed usage stands in.
+ */
+export function addCost(usage: unknown, cost: CostReport): Obj {
+  const u = obj(usage);
+  if (!u) return usageToResponses(cost);
+  return { ...u, cost: cost.cost, cost_details: cost.details };
+}

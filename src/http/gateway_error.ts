@@ -1,0 +1,71 @@
+/**
+ * The one error type of the gateway. Stages throw it; the edge renders it in the envelope of
+ * the endpoint being served (see envelopes.ts). `status` decides the envelope's type names;
+ * `code` is the coded envelope's machine code where the spec names one.
+ */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code?: string;
+  /** Coded envelope `type`, e.g. `invalid_model`; derived from the status when absent. */
+  readonly type?: string;
+  readonly metadata?: Record<string, unknown>;
+  /** Seconds, for 429 and 503 answers. */
+  readonly retryAfter?: number;
+  /** Extra fields merged into the error object (e.g. `currentBalance` on images 402). */
+  readonly extra?: Record<string, unknown>;
+
+  constructor(
+    status: number,
+    message: string,
+    options: {
+      code?: string;
+      type?: string;
+      metadata?: Record<string, unknown>;
+      retryAfter?: number;
+      extra?: Record<string, unknown>;
+    } = {},
+  ) {
+    super(message);
+    this.name = "GatewayError";
+    this.status = status;
+    this.code = options.code;
+    this.type = options.type;
+    this.metadata = options.metadata;
+    this.retryAfter = options.retryAfter;
+    this.extra = options.extra;
+  }
+}
+
+export const badRequest = (message: string, code = "INVALID_REQUEST", type = "invalid_request") =>
+  new GatewayError(400, message, { code, type });
+
+export const modelNotFound = (slug: string) =>
+  new GatewayError(400, `model not found: ${JSON.stringify(slug)}`, {
+    code: "MODEL_NOT_FOUND",
+    type: "invalid_model",
+  });
+
+export const unauthorized = (message = "invalid or missing API key") =>
+  new GatewayError(401, message, { code: "UNAUTHORIZED", type: "authentication_error" });
+
+/** The spec wants the insufficient-balance message in Russian on every endpoint. */
+export const insufficientBalance = (extra?: Record<string, unknown>) =>
+  new GatewayError(402, "Недостаточно средств на балансе", {
+    code: "INSUFFICIENT_BALANCE",
+    type: "insufficient_balance",
+    extra,
+  });
+
+export const noProvider = (slug: string) =>
+  new GatewayError(503, `no available provider for model ${JSON.stringify(slug)}`, {
+    code: "NO_PROVIDER",
+    type: "service_unavailable",
+    retryAfter: 5,
+  });
+
+export const internalError = (message = "internal gateway error") =>
+  new GatewayError(500, message, { code: "INTERNAL_ERROR", type: "api_error" });
+
+export function isGatewayError(e: unknown): e is GatewayError {
+  return e instanceof GatewayError;
+}

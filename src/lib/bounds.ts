@@ -1,0 +1,26 @@
+/**
+ * Every numeric bound of the gateway, unit last in the name, each with why it is that number.
+ */
+
+/** A key is `<prefix>_<43 base62 chars>`; anything far longer is not ours and not worth hashing. */
+export const apiKeyCharsMax = 256;
+
+/** JSON nesting: real requests (tool schemas) nest ~20 deep; 64 stops stack-exhaustion tricks. */
+export const jsonDepthMax = 64;
+
+/** Events held back by a pass-through encoder while waiting for cost; a guard against a hostile upstream. */
+export const sseEventCharsMax = 16 * 1024 * 1024;
+
+/** Retries of a settlement while the store is down; one a second covers a PostgreSQL restart. */
+export const settleRetriesMax = 600;
+export const settleRetryMs = 1_000;
+
+/** `last_used` is written at most this often per key: auth must not cost a write per request. */
+export const keyTouchIntervalMs = 60_000;
+
+/** Generation history page size. */
+export const generationsPageMax = 100;
+export const generationsPageDefault = 20;
+
+/** How long a first-byte peek may wait for the first meaningful upstream event. */
+export const peekEventsMax = 64;

@@ -1,0 +1,23 @@
+/**
+ * Holds the promises of work that runs off the client's path (settlements, key touches), so
+ * that shutdown and tests can wait until every one has landed.
+ */
+export class Tracker {
+  #pending = new Set<Promise<unknown>>();
+
+  track<T>(p: Promise<T>): Promise<T> {
+    this.#pending.add(p);
+    const done = () => this.#pending.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** Resolves when everything tracked so far, and anything it started, has settled. */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Start-up: config → store → catalogue → providers → Deno.serve. Embedded by default
+ * (PGlite under DATA_DIR); PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
+ */
+import { ConfigError, loadConfig } from "./config.ts";
+import { buildGateway, sweep } from "./server.ts";
+import { createOperatorHandler } from "./admin/operator_api.ts";
+import { acquireDirLock, removeServerFile, writeServerFile } from "./admin/server_file.ts";
+import { ensureDemoAccount } from "./admin/demo.ts";
+import { newId } from "./lib/ids.ts";
+
+async function main() {
+  let cfg;
+  try {
+    cfg = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      Deno.exit(1);
+    }
+    throw e;
+  }
+  const embedded = !cfg.DATABASE_URL;
+  let releaseLock: (() => Promise<void>) | undefined;
+  if (embedded) {
+    await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
+    releaseLock = await acquireDirLock(cfg.DATA_DIR);
+  }
+  const operatorToken = cfg.ADMIN_TOKEN ?? newId("op", 32);
+  let operator: ReturnType<typeof createOperatorHandler> | undefined;
+  const gw = await buildGateway(cfg, {
+    routes: (ctx) => {
+      operator = createOperatorHandler(ctx.store, {
+        token: operatorToken,
+        keyPrefix: cfg.KEY_PREFIX,
+      });
+      return [{
+        method: "POST",
+        path: "/admin/v1/run",
+        envelope: "generic",
+        handle: (req, _rest, info) => operator!(req, info.remoteAddr),
+      }];
+    },
+  });
+  const { ctx } = gw;
+
+  const demo = await ensureDemoAccount(ctx.store, cfg);
+  const where = embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL";
+  console.log(`Tollgate: ${ctx.catalogue.generative().length} models, ${where}`);
+  if (ctx.providers.length === 0) {
+    console.log(
+      "No provider key is set (OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY): " +
+        "requests to models will get 503. To try every endpoint without a key, run `deno task dev` " +
+        "(starts a local mock upstream and points the gateway at it).",
+    );
+  } else {
+    console.log(`Providers enabled: ${ctx.providers.map((p) => p.id).join(", ")}`);
+  }
+  if (demo.key) {
+    console.log(
+      `Demo account ${demo.accountId} created with ${cfg.DEMO_BALANCE_RUB} RUB. Its API key (shown once):`,
+    );
+    console.log(demo.key);
+  } else {
+    console.log(
+      `Demo account ${demo.accountId} exists. Make another key with: deno task admin key create --account ${demo.accountId}`,
+    );
+  }
+
+  const swept = await sweep(ctx, 0).catch(() => 0);
+  if (swept) console.log(`Closed ${swept} generation(s) interrupted by an earlier stop.`);
+  const sweeper = setInterval(() => sweep(ctx, cfg.SWEEP_AFTER_MS).catch(() => {}), 60_000);
+
+  const server = Deno.serve({
+    port: cfg.PORT,
+    hostname: cfg.HOST,
+    onListen: ({ hostname, port }) => {
+      const host = hostname === "0.0.0.0" ? "localhost" : hostname;
+      console.log(`Listening on http://${host}:${port}`);
+    },
+  }, (req, info) =>
+    gw.handler(req, {
+      remoteAddr: info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "",
+    }));
+  if (embedded) {
+    await writeServerFile(cfg.DATA_DIR, {
+      pid: Deno.pid,
+      url: `http://127.0.0.1:${server.addr.port}`,
+      token: operatorToken,
+    });
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: draining (no new requests; open streams finish)`);
+    ctx.draining = true;
+    clearInterval(sweeper);
+    await server.shutdown();
+    await gw.close();
+    if (embedded) {
+      await removeServerFile(cfg.DATA_DIR).catch(() => {});
+      await releaseLock?.();
+    }
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,106 @@
+import { GatewayError, unauthorized } from "../http/gateway_error.ts";
+import { apiKeyCharsMax, keyTouchIntervalMs } from "../lib/bounds.ts";
+import type { KeyAuth, Store } from "../store/store.ts";
+import type { Tracker } from "../lib/tracker.ts";
+
+/** Who is calling: the result of the auth stage. */
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  defaultModel: string | null;
+  keyRpm: number | null;
+  accountRpm: number | null;
+}
+
+/**
+ * Key lookups are cached in memory for `ttlMs` (KEY_CACHE_TTL_MS, default 10 s): a revoked key
+ * stops working within that time on every instance. Misses are cached too, so a flood of bad
+ * keys cannot turn into a flood of store reads.
+ */
+export class KeyCache {
+  #entries = new Map<string, { value: KeyAuth | null; expires: number }>();
+  #touched = new Map<string, number>();
+  constructor(readonly ttlMs: number) {}
+
+  get(hash: string, now: number): KeyAuth | null | undefined {
+    const e = this.#entries.get(hash);
+    if (!e) return undefined;
+    if (e.expires <= now) {
+      this.#entries.delete(hash);
+      return undefined;
+    }
+    return e.value;
+  }
+  set(hash: string, value: KeyAuth | null, now: number) {
+    if (this.#entries.size > 50_000) this.#entries.clear();
+    this.#entries.set(hash, { value, expires: now + this.ttlMs });
+  }
+  clear() {
+    this.#entries.clear();
+  }
+  /** True when `last_used` should be written now for this key. */
+  shouldTouch(keyId: string, now: number): boolean {
+    const last = this.#touched.get(keyId) ?? 0;
+    if (now - last < keyTouchIntervalMs) return false;
+    this.#touched.set(keyId, now);
+    return true;
+  }
+}
+
+const KEY_SHAPE = /^[a-z][a-z0-9]{0,15}_[A-Za-z0-9]{20,200}$/;
+
+/** The key from `Authorization: Bearer …` or `x-api-key` (the vendor SDK's header). */
+export function extractKey(headers: Headers): string {
+  const auth = headers.get("authorization");
+  const xKey = headers.get("x-api-key");
+  let bearer: string | undefined;
+  if (auth !== null) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!m) throw unauthorized("malformed Authorization header: expected 'Bearer <key>'");
+    bearer = m[1];
+  }
+  if (bearer !== undefined && xKey !== null && xKey.trim() !== "" && xKey.trim() !== bearer) {
+    throw unauthorized("two different API keys were sent (Authorization and x-api-key)");
+  }
+  const key = bearer ?? xKey?.trim();
+  if (!key) throw unauthorized("missing API key: send 'Authorization: Bearer <key>'");
+  if (key.length > apiKeyCharsMax || !KEY_SHAPE.test(key)) throw unauthorized("invalid API key");
+  return key;
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function authenticate(
+  headers: Headers,
+  deps: { store: Store; keyCache: KeyCache; tracker: Tracker; keyPrefix: string },
+): Promise<Caller> {
+  const key = extractKey(headers);
+  if (!key.startsWith(deps.keyPrefix + "_")) throw unauthorized("invalid API key");
+  const hash = await sha256Hex(key);
+  const now = Date.now();
+  let found = deps.keyCache.get(hash, now);
+  if (found === undefined) {
+    try {
+      found = await deps.store.findKeyByHash(hash);
+    } catch {
+      throw new GatewayError(503, "the gateway's store is unavailable; retry shortly", {
+        retryAfter: 2,
+      });
+    }
+    deps.keyCache.set(hash, found, now);
+  }
+  if (!found || found.key.revoked) throw unauthorized("invalid or revoked API key");
+  if (deps.keyCache.shouldTouch(found.key.id, now)) {
+    deps.tracker.track(deps.store.touchKey(found.key.id, new Date(now)).catch(() => {}));
+  }
+  return {
+    accountId: found.account.id,
+    keyId: found.key.id,
+    defaultModel: found.account.defaultModel,
+    keyRpm: found.key.rpmLimit,
+    accountRpm: found.account.rpmLimit,
+  };
+}

@@ -1,0 +1,63 @@
+import { formatRub } from "../billing/money.ts";
+import { GatewayError } from "../http/gateway_error.ts";
+import { generationsPageDefault, generationsPageMax } from "../lib/bounds.ts";
+import type { Generation } from "../store/store.ts";
+import { authenticate } from "./auth.ts";
+import type { AppContext } from "./context.ts";
+
+/** `GET /v1/generations` and `GET /v1/generations/{id}`: the caller's own history only. */
+export async function listGenerations(req: Request, app: AppContext): Promise<Response> {
+  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  const url = new URL(req.url);
+  const limitParam = url.searchParams.get("limit");
+  const limit = limitParam === null ? generationsPageDefault : Number(limitParam);
+  if (!Number.isInteger(limit) || limit < 1 || limit > generationsPageMax) {
+    throw new GatewayError(400, `limit must be an integer from 1 to ${generationsPageMax}`);
+  }
+  const before = url.searchParams.get("cursor") ?? url.searchParams.get("before") ?? undefined;
+  const rows = await app.store.listGenerations(caller.accountId, { limit: limit + 1, before });
+  const page = rows.slice(0, limit);
+  return Response.json({
+    object: "list",
+    data: page.map(render),
+    has_more: rows.length > limit,
+    next_cursor: rows.length > limit ? page.at(-1)!.id : null,
+  });
+}
+
+export async function getGeneration(req: Request, id: string, app: AppContext): Promise<Response> {
+  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  const g = await app.store.getGeneration(caller.accountId, id);
+  // Another account's generation is "not found", never "forbidden": ids must not be probeable.
+  if (!g) throw new GatewayError(404, `generation ${JSON.stringify(id)} not found`);
+  return Response.json(render(g));
+}
+
+function render(g: Generation) {
+  return {
+    id: g.id,
+    object: "generation",
+    model: g.model,
+    provider: g.provider,
+    upstream_model: g.upstreamModel,
+    endpoint: g.endpoint,
+    stream: g.stream,
+    status: g.status,
+    finish_reason: g.finishReason,
+    tokens: {
+      input: g.tokens.input ?? null,
+      output: g.tokens.output ?? null,
+      cache_read: g.tokens.cacheRead ?? null,
+      cache_write: g.tokens.cacheWrite ?? null,
+      reasoning: g.tokens.reasoning ?? null,
+    },
+    cost: Number(formatRub(g.cost)),
+    cost_details: g.costDetails,
+    usage_source: g.usageSource,
+    latency_ms: g.latencyMs,
+    ttft_ms: g.ttftMs,
+    error: g.error,
+    created_at: Math.floor(g.created.getTime() / 1000),
+    finished_at: g.finished ? Math.floor(g.finished.getTime() / 1000) : null,
+  };
+}

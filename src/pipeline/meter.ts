@@ -1,0 +1,158 @@
+import type { CostReport, Event, FinishReason } from "../events/event.ts";
+import { mergeUsage, type Usage } from "../events/usage.ts";
+import { computeCost, type PriceTable, type Rates } from "../billing/cost.ts";
+import { nanoToRub } from "../billing/money.ts";
+import type { GatewayError } from "../http/gateway_error.ts";
+import type { Settlement, Store } from "../store/store.ts";
+import type { Tracker } from "../lib/tracker.ts";
+import type { Logger } from "../lib/log.ts";
+import { settleRetriesMax, settleRetryMs } from "../lib/bounds.ts";
+
+export interface MeterDeps {
+  store: Store;
+  tracker: Tracker;
+  log: Logger;
+  rates: Rates;
+}
+
+export interface MeterCall {
+  generationId: string;
+  prices: PriceTable;
+  /** Prompt tokens counted by the gateway, for when the upstream never says. */
+  promptTokensCounted: number;
+  startedAt: number;
+}
+
+/**
+ * The meter watches the internal events of one generation, computes its cost when the
+ * stream ends, and settles it in the store exactly once — after a normal end, a client
+ * cancel or a failure alike. "Unknown is not zero": output the upstream never reported is
+ * counted from the deltas relayed (one token per delta), input from the prompt; the history
+ * records which figure was used.
+ */
+export class Meter {
+  usage: Usage = {};
+  deltas = 0;
+  finish?: FinishReason;
+  error?: GatewayError;
+  firstTokenAt?: number;
+  provider: string | null = null;
+  upstreamModel: string | null = null;
+  #report?: CostReport & { nano: bigint; source: Settlement["usageSource"] };
+  #settled?: Promise<void>;
+
+  constructor(readonly call: MeterCall, private readonly deps: MeterDeps) {}
+
+  observe(e: Event): void {
+    switch (e.type) {
+      case "text_delta":
+      case "reasoning_delta":
+      case "tool_call_delta":
+        this.deltas++;
+        this.firstTokenAt ??= performance.now();
+        break;
+      case "tool_call_start":
+        this.firstTokenAt ??= performance.now();
+        break;
+      case "usage":
+        this.usage = mergeUsage(this.usage, e.usage);
+        break;
+      case "finish":
+        this.finish = e.reason;
+        break;
+      case "error":
+        this.error ??= e.error;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * The cost of what was consumed, computed once (later calls return the same figure, so the
+   * amount shown to the client is the amount debited).
+   */
+  report(): CostReport & { nano: bigint; source: Settlement["usageSource"] } {
+    if (this.#report) return this.#report;
+    const u = { ...this.usage };
+    let source: Settlement["usageSource"] = "upstream";
+    const nothingHappened = this.deltas === 0 && u.output === undefined && u.input === undefined;
+    if (this.error && nothingHappened) {
+      // A failed upstream call with no output costs nothing.
+      source = "none";
+    } else {
+      if (u.input === undefined) {
+        u.input = this.call.promptTokensCounted;
+        source = "counted";
+      }
+      if (u.output === undefined) {
+        u.output = this.deltas;
+        source = "counted";
+      }
+    }
+    const { nano, details } = source === "none"
+      ? { nano: 0n, details: {} as Record<string, number> }
+      : computeCost(u, this.call.prices, this.deps.rates);
+    this.#report = { cost: nanoToRub(nano), details, usage: u, nano, source };
+    return this.#report;
+  }
+
+  /** Settles once; repeated calls return the first promise. Runs off the client's path. */
+  settle(status: Settlement["status"]): Promise<void> {
+    if (this.#settled) return this.#settled;
+    const r = this.report();
+    const now = performance.now();
+    const s: Settlement = {
+      generationId: this.call.generationId,
+      status,
+      cost: r.nano,
+      costDetails: r.details,
+      provider: this.provider,
+      upstreamModel: this.upstreamModel,
+      finishReason: this.finish ?? (this.error ? "error" : null),
+      tokens: {
+        input: r.usage.input,
+        output: r.usage.output,
+        cacheRead: r.usage.cacheRead,
+        cacheWrite: r.usage.cacheWrite,
+        reasoning: r.usage.reasoning,
+      },
+      usageSource: r.source,
+      latencyMs: Math.round(now - this.call.startedAt),
+      ttftMs: this.firstTokenAt === undefined
+        ? null
+        : Math.round(this.firstTokenAt - this.call.startedAt),
+      error: this.error ? this.error.message.slice(0, 500) : null,
+    };
+    this.#settled = this.deps.tracker.track(settleWithRetry(this.deps, s));
+    return this.#settled;
+  }
+}
+
+/**
+ * A settlement must land even if the store blips (PostgreSQL restart): retried until it
+ * does. Retrying is safe because the store makes a repeat a no-op.
+ */
+export async function settleWithRetry(deps: MeterDeps, s: Settlement): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      await deps.store.settle(s);
+      return;
+    } catch (e) {
+      if (attempt >= settleRetriesMax) {
+        deps.log.log("error", "settlement abandoned; the sweeper will close it", {
+          generation: s.generationId,
+          error: (e as Error).message,
+        });
+        return;
+      }
+      if (attempt === 0) {
+        deps.log.log("warn", "settlement failed; retrying", {
+          generation: s.generationId,
+          error: (e as Error).message,
+        });
+      }
+      await new Promise((r) => setTimeout(r, settleRetryMs));
+    }
+  }
+}

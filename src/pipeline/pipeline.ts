@@ -1,0 +1,338 @@
+/**
+ * The text pipeline, top to bottom — the only file that knows the order of the stages:
+ *
+ *   auth → limit → decode + route → quota (hold) → upstream (fail over before the first
+ *   byte) → [decode → meter → encode, fused in one stream stage] → client
+ *
+ * Stages before the upstream call throw GatewayErrors; this file renders them in the
+ * endpoint's envelope. After the upstream answers, failures travel down the stream as
+ * `error` events so the meter still settles.
+ */
+import type { Event } from "../events/event.ts";
+import type { TextRequest } from "../events/text_request.ts";
+import type { CatalogueModel } from "../catalogue/catalogue.ts";
+import { countPromptTokens } from "../billing/prompt_tokens.ts";
+import type { PriceTable } from "../billing/cost.ts";
+import { readJsonBody } from "../http/body.ts";
+import { renderError, renderRateLimited } from "../http/envelopes.ts";
+import {
+  badRequest,
+  GatewayError,
+  internalError,
+  isGatewayError,
+  modelNotFound,
+  noProvider,
+} from "../http/gateway_error.ts";
+import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
+import type { EncodeContext } from "../formats/codec.ts";
+import { PROTOCOL } from "../providers/protocols/mod.ts";
+import type { Protocol } from "../providers/provider.ts";
+import { type Candidate, candidatesFor } from "../providers/routing.ts";
+import { authenticate, type Caller } from "./auth.ts";
+import type { AppContext } from "./context.ts";
+import { limit } from "./limit.ts";
+import { Meter } from "./meter.ts";
+import { type Hold, reserve, textHold } from "./quota.ts";
+import { recordOutcome, send } from "./upstream.ts";
+import { StreamStage } from "./stream_stage.ts";
+import { streamToClient } from "./respond.ts";
+import { peekEventsMax } from "../lib/bounds.ts";
+
+const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
+
+/** Everything decode + route learned about a call. */
+export interface TextCall {
+  format: ClientFormat;
+  body: Record<string, unknown>;
+  /** The slug as the client sent it (aliases included): responses echo it. */
+  requestedModel: string;
+  model: CatalogueModel;
+  request: TextRequest;
+  candidates: Candidate[];
+  promptTokens: number;
+}
+
+export async function handleText(
+  format: ClientFormat,
+  req: Request,
+  app: AppContext,
+): Promise<Response> {
+  const startedAt = performance.now();
+  let hold: Hold | undefined;
+  try {
+    const caller = await authenticate(req.headers, {
+      ...app,
+      keyPrefix: app.cfg.KEY_PREFIX,
+    });
+    await limit(caller, app);
+    const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
+    const call = decodeAndRoute(format, body, caller, app);
+    hold = await reserve(app, caller, {
+      endpoint: format.name,
+      model: call.model.id,
+      stream: call.request.stream,
+      amount: textHold(
+        app,
+        call.candidates.map((c) => pricesFor(c, call.model)),
+        call.promptTokens,
+        call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model),
+      ),
+    });
+    return await runUpstream(call, hold, req, app, startedAt);
+  } catch (e) {
+    const err = isGatewayError(e) ? e : unexpected(e, app);
+    const headers: HeadersInit = hold ? { "x-generation-id": hold.generationId } : {};
+    if (err.code === "RATE_LIMITED" && err.status === 429) {
+      return renderRateLimited(err.retryAfter ?? 1);
+    }
+    return renderError(format.envelope, err, headers);
+  }
+}
+
+function unexpected(e: unknown, app: AppContext): GatewayError {
+  app.log.log("error", "unexpected error in pipeline", {
+    error: (e as Error)?.name,
+    stack: (e as Error)?.stack?.split("\n").slice(0, 4).join(" | "),
+  });
+  return internalError();
+}
+
+/** decode + route: validate, pick the model, map to the internal form, find candidates. */
+export function decodeAndRoute(
+  format: ClientFormat,
+  body: Record<string, unknown>,
+  caller: Caller,
+  app: AppContext,
+): TextCall {
+  format.validate(body);
+  const requestedModel = typeof body.model === "string" && body.model !== ""
+    ? body.model
+    : caller.defaultModel;
+  if (!requestedModel) {
+    throw badRequest("model is required: name a catalogue slug, or set a default model");
+  }
+  const model = app.catalogue.resolve(requestedModel);
+  if (!model) throw modelNotFound(requestedModel);
+  if (model.kind === "embedding") {
+    throw badRequest(
+      `model ${JSON.stringify(requestedModel)} is an embedding model; use /v1/embeddings`,
+    );
+  }
+  format.checkModel(body, model);
+  const request = format.toInternal(body, model.id);
+  const onlySame = format.needsSameProtocol(body);
+  const allowed = onlySame
+    ? [format.sameProtocol]
+    : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
+  const candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
+  if (candidates.length === 0) {
+    if (onlySame && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
+      throw badRequest(onlySame);
+    }
+    throw noProvider(model.id);
+  }
+  return {
+    format,
+    body,
+    requestedModel,
+    model,
+    request,
+    candidates,
+    promptTokens: countPromptTokens(request),
+  };
+}
+
+export function pricesFor(c: Candidate, model: CatalogueModel): PriceTable {
+  return c.provider.prices[model.id] ?? model.pricing;
+}
+
+/** upstream: candidates in order; fail over only before anything reached the client. */
+async function runUpstream(
+  call: TextCall,
+  hold: Hold,
+  req: Request,
+  app: AppContext,
+  startedAt: number,
+): Promise<Response> {
+  let lastError: GatewayError | undefined;
+  const ctx: EncodeContext = {
+    id: hold.generationId,
+    model: call.requestedModel,
+    created: Math.floor(Date.now() / 1000),
+    request: call.request,
+    clientBody: call.body,
+  };
+  for (const c of call.candidates) {
+    const proto = PROTOCOL[c.protocol];
+    const pass = c.protocol === call.format.sameProtocol;
+    const upstreamBody = pass
+      ? call.format.passThroughRequest(call.body, c.upstreamModel)
+      : proto.fromInternal(call.request, c.upstreamModel, c.provider);
+    proto.finishBody?.(upstreamBody, c.provider);
+    const outcome = await send(
+      c,
+      proto.url(c.provider),
+      proto.headers(c.provider, req.headers),
+      JSON.stringify(upstreamBody),
+      c.provider.timeouts.firstByteMs,
+      req.signal,
+    );
+    if (!outcome.ok) {
+      lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);
+      if (outcome.status === 499) break;
+      recordOutcome(app.breakers, c, false);
+      if (outcome.retry) continue;
+      break;
+    }
+    const meter = new Meter({
+      generationId: hold.generationId,
+      prices: pricesFor(c, call.model),
+      promptTokensCounted: call.promptTokens,
+      startedAt,
+    }, app);
+    meter.provider = c.provider.id;
+    meter.upstreamModel = c.upstreamModel;
+    const headers = { "x-generation-id": hold.generationId };
+    const result = call.request.stream
+      ? await startStream(call, c, proto, pass, outcome.response, outcome.abort, meter, ctx, app)
+      : await wholeBody(call, proto, pass, outcome.response, outcome.abort, meter, ctx, req);
+    if ("retry" in result) {
+      lastError = result.error;
+      recordOutcome(app.breakers, c, false);
+      if (result.retry) continue;
+      break;
+    }
+    recordOutcome(app.breakers, c, true);
+    return result.stream
+      ? new Response(result.stream, {
+        headers: {
+          ...headers,
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+        },
+      })
+      : new Response(JSON.stringify(result.json), {
+        headers: { ...headers, "content-type": "application/json" },
+      });
+  }
+  // Nothing was produced: close the generation at no cost, then answer with the last error.
+  const failed = new Meter({
+    generationId: hold.generationId,
+    prices: {},
+    promptTokensCounted: 0,
+    startedAt,
+  }, app);
+  const error = lastError ?? noProvider(call.model.id);
+  failed.observe({ type: "error", error });
+  failed.settle(error.status === 499 ? "cancelled" : "failed");
+  throw error;
+}
+
+type Attempt =
+  | { stream: ReadableStream<Uint8Array> }
+  | { stream?: undefined; json: unknown }
+  | { retry: boolean; error: GatewayError };
+
+/**
+ * Streaming: peek until the first meaningful upstream event before committing the status
+ * line — an upstream that fails at once is failed over like a 5xx (style §7).
+ */
+async function startStream(
+  call: TextCall,
+  c: Candidate,
+  proto: UpstreamProtocol,
+  pass: boolean,
+  response: Response,
+  abort: AbortController,
+  meter: Meter,
+  ctx: EncodeContext,
+  app: AppContext,
+): Promise<Attempt> {
+  const stage = new StreamStage({
+    decoder: proto.createDecoder(),
+    encoder: pass ? undefined : call.format.createEncoder(ctx),
+    pass: pass ? call.format.createPassThrough(ctx) : undefined,
+  }, meter);
+  const reader = response.body!.getReader();
+  let initial = "";
+  for (let i = 0; i < peekEventsMax && stage.first === undefined; i++) {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await reader.read();
+    } catch {
+      r = { done: true, value: undefined };
+    }
+    if (r.done) break;
+    initial += stage.feed(r.value);
+  }
+  const first: Event | undefined = stage.first;
+  if (first === undefined || first.type === "error") {
+    abort.abort();
+    reader.cancel().catch(() => {});
+    const error = first?.type === "error"
+      ? first.error
+      : new GatewayError(502, `provider ${c.provider.id} sent an empty stream`);
+    return { retry: error.status === 429 || error.status >= 500, error };
+  }
+  return {
+    stream: streamToClient({
+      reader,
+      stage,
+      meter,
+      abort,
+      initial,
+      idleMs: c.provider.timeouts.idleMs,
+      policy: app.cfg.CANCEL_POLICY,
+      drainMs: app.cfg.DRAIN_DEADLINE_MS,
+      tracker: app.tracker,
+    }),
+  };
+}
+
+/** Non-streaming: the whole upstream body decoded into the same events, folded by the encoder. */
+async function wholeBody(
+  call: TextCall,
+  proto: UpstreamProtocol,
+  pass: boolean,
+  response: Response,
+  abort: AbortController,
+  meter: Meter,
+  ctx: EncodeContext,
+  req: Request,
+): Promise<Attempt> {
+  const onClientAbort = () => abort.abort();
+  req.signal.addEventListener("abort", onClientAbort, { once: true });
+  let json: unknown;
+  try {
+    json = await response.json();
+  } catch {
+    if (req.signal.aborted) {
+      meter.settle("cancelled");
+      return { retry: false, error: new GatewayError(499, "client closed the request") };
+    }
+    return { retry: true, error: new GatewayError(502, "provider returned an invalid answer") };
+  } finally {
+    req.signal.removeEventListener("abort", onClientAbort);
+  }
+  const events: Event[] = [];
+  try {
+    proto.decodeBody(json, (e) => {
+      events.push(e);
+      meter.observe(e);
+    });
+  } catch {
+    meter.observe({
+      type: "error",
+      error: new GatewayError(502, "provider returned an invalid answer"),
+    });
+  }
+  if (meter.error) {
+    return { retry: meter.error.status >= 500 || meter.error.status === 429, error: meter.error };
+  }
+  const cost = meter.report();
+  const out = pass && typeof json === "object" && json !== null
+    ? call.format.passThroughBody(json as Record<string, unknown>, cost, ctx)
+    : call.format.encodeBody(events, cost, ctx);
+  meter.settle("completed");
+  return { json: out };
+}

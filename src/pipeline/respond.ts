@@ -1,0 +1,107 @@
+import { GatewayError } from "../http/gateway_error.ts";
+import type { Tracker } from "../lib/tracker.ts";
+import { watchIdle } from "./idle_watch.ts";
+import type { Meter } from "./meter.ts";
+import type { StreamStage } from "./stream_stage.ts";
+
+/**
+ * The client's body: a pull source over the upstream reader, running the fused stage on
+ * each chunk. Back-pressure is pull-driven (nothing is read from the upstream until the
+ * client can take it) and a client's cancel reaches the upstream fetch (policy `abort`) or
+ * reads it to its usage in the background (policy `drain`). Settlement happens once, in
+ * whichever of the end paths comes first.
+ */
+export function streamToClient(o: {
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  stage: StreamStage;
+  meter: Meter;
+  abort: AbortController;
+  initial: string;
+  idleMs: number;
+  policy: "abort" | "drain";
+  drainMs: number;
+  tracker: Tracker;
+}): ReadableStream<Uint8Array> {
+  const enc = new TextEncoder();
+  const { reader, stage, meter } = o;
+  const idle = watchIdle(o.idleMs, () => {
+    stage.fail(new GatewayError(504, "provider stalled mid-stream"));
+    reader.cancel().catch(() => {});
+  });
+  let closed = false;
+  const close = (status: "completed" | "failed" | "cancelled") => {
+    if (closed) return;
+    closed = true;
+    idle.stop();
+    meter.settle(status);
+  };
+
+  return new ReadableStream<Uint8Array>({
+    start(ctl) {
+      if (o.initial) ctl.enqueue(enc.encode(o.initial));
+    },
+    async pull(ctl) {
+      for (;;) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch {
+          stage.fail(new GatewayError(502, "provider connection broke mid-stream"));
+          r = { done: true, value: undefined };
+        }
+        if (r.done || stage.failed) {
+          const { text } = stage.finish();
+          if (text) ctl.enqueue(enc.encode(text));
+          ctl.close();
+          if (!r.done) reader.cancel().catch(() => {});
+          close(stage.failed ? "failed" : "completed");
+          return;
+        }
+        idle.touch();
+        const text = stage.feed(r.value);
+        if (text) {
+          ctl.enqueue(enc.encode(text));
+          return;
+        }
+      }
+    },
+    cancel() {
+      if (closed) return;
+      if (o.policy === "drain") {
+        o.tracker.track(drain(o, () => close("cancelled")));
+        return;
+      }
+      reader.cancel().catch(() => {});
+      o.abort.abort();
+      close("cancelled");
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** Policy `drain`: keep reading the upstream (output discarded) until its usage or the deadline. */
+async function drain(
+  o: {
+    reader: ReadableStreamDefaultReader<Uint8Array>;
+    stage: StreamStage;
+    abort: AbortController;
+    drainMs: number;
+  },
+  done: () => void,
+) {
+  const deadline = setTimeout(() => {
+    o.reader.cancel().catch(() => {});
+    o.abort.abort();
+  }, o.drainMs);
+  try {
+    for (;;) {
+      const r = await o.reader.read();
+      if (r.done) break;
+      o.stage.feed(r.value);
+    }
+  } catch {
+    /* the deadline cut it, or the upstream broke: settle what was seen */
+  } finally {
+    clearTimeout(deadline);
+  }
+  done();
+}

@@ -1,0 +1,97 @@
+import type { CostReport, Event } from "../events/event.ts";
+import type { PassThroughEncoder, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
+import { type SseEvent, SseSplitter } from "../formats/sse.ts";
+import { GatewayError } from "../http/gateway_error.ts";
+import { sseEventCharsMax } from "../lib/bounds.ts";
+import type { Meter } from "./meter.ts";
+
+/**
+ * The one JavaScript stage of a stream (design §10): upstream bytes → SSE events → decoder →
+ * meter → encoder (or pass-through) → bytes, as plain function calls inside one step.
+ * `feed` returns the text to send for one upstream chunk; `finish` the terminal frames.
+ */
+export class StreamStage {
+  readonly #decoder: StreamDecoder;
+  readonly #encoder?: StreamEncoder;
+  readonly #pass?: PassThroughEncoder;
+  readonly #meter: Meter;
+  readonly #splitter = new SseSplitter();
+  readonly #text = new TextDecoder();
+  #events: Event[] = [];
+  #out = "";
+  #error?: Event & { type: "error" };
+  /** The first content or error event the decoder produced, for the first-byte peek. */
+  first?: Event;
+  #ended = false;
+
+  constructor(
+    opts: { decoder: StreamDecoder; encoder?: StreamEncoder; pass?: PassThroughEncoder },
+    meter: Meter,
+  ) {
+    this.#decoder = opts.decoder;
+    this.#encoder = opts.encoder;
+    this.#pass = opts.pass;
+    this.#meter = meter;
+  }
+
+  readonly #emit = (e: Event) => {
+    if (this.#error && e.type !== "usage") return; // nothing but usage after an error
+    // The first *meaningful* event: a stream that opens and then fails at once is still
+    // failed over (responses upstreams send `response.created` before their error).
+    if (e.type !== "response_start" && e.type !== "usage") this.first ??= e;
+    this.#meter.observe(e);
+    if (e.type === "error") this.#error = e;
+    if (this.#pass) this.#events.push(e);
+    else if (this.#encoder && e.type !== "error") this.#out += this.#encoder.event(e);
+  };
+
+  readonly #onSse = (ev: SseEvent) => {
+    if (this.#error) return;
+    this.#decoder.event(ev, this.#emit);
+    if (this.#pass) {
+      if (!this.#error) this.#out += this.#pass.raw(ev, this.#events);
+      this.#events.length = 0;
+    }
+  };
+
+  feed(chunk: Uint8Array): string {
+    this.#splitter.push(this.#text.decode(chunk, { stream: true }), this.#onSse);
+    if (this.#splitter.pending > sseEventCharsMax) {
+      this.fail(new GatewayError(502, "upstream sent an oversized event"));
+    }
+    return this.#take();
+  }
+
+  /** Marks the stream failed (idle timeout, reset, oversized event); `finish` renders it. */
+  fail(error: GatewayError): void {
+    if (!this.#error) this.#emit({ type: "error", error });
+  }
+
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
+  /** End of the upstream body (or of our reading of it): the terminal frames. */
+  finish(): { text: string; cost: CostReport } {
+    if (!this.#ended) {
+      this.#ended = true;
+      if (!this.#error) {
+        this.#splitter.end(this.#onSse);
+        this.#decoder.end(this.#emit);
+      }
+    }
+    const cost = this.#meter.report();
+    if (this.#pass) this.#out += this.#pass.end(cost, this.#error);
+    else if (this.#encoder) {
+      if (this.#error) this.#out += this.#encoder.event(this.#error);
+      this.#out += this.#encoder.event({ type: "cost", cost });
+    }
+    return { text: this.#take(), cost };
+  }
+
+  #take(): string {
+    const s = this.#out;
+    this.#out = "";
+    return s;
+  }
+}

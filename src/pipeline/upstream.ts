@@ -1,0 +1,80 @@
+import { GatewayError } from "../http/gateway_error.ts";
+import type { Candidate } from "../providers/routing.ts";
+import type { Breakers } from "../providers/routing.ts";
+
+/**
+ * One HTTP call to one candidate, with the first-byte timeout. Failures are classified with a
+ * plain table: those worth another candidate (connect errors, timeouts, 408, 429, 5xx, and
+ * our own credentials refused) come back as `{ retry: true }`.
+ */
+export type UpstreamOutcome =
+  | { ok: true; response: Response; abort: AbortController }
+  | { ok: false; retry: boolean; status: number; body: unknown; error?: GatewayError };
+
+const RETRYABLE = new Set([401, 403, 404, 408, 409, 425, 429]);
+
+export async function send(
+  c: Candidate,
+  url: string,
+  headers: Headers,
+  body: string,
+  firstByteMs: number,
+  clientSignal: AbortSignal,
+): Promise<UpstreamOutcome> {
+  const abort = new AbortController();
+  const onClientAbort = () => abort.abort(new DOMException("client went away", "AbortError"));
+  clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  const timer = setTimeout(
+    () => abort.abort(new DOMException("first byte timeout", "TimeoutError")),
+    firstByteMs,
+  );
+  try {
+    const response = await fetch(url, { method: "POST", headers, body, signal: abort.signal });
+    clearTimeout(timer);
+    if (response.ok) return { ok: true, response, abort };
+    const text = await response.text().catch(() => "");
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch { /* keep the text */ }
+    return {
+      ok: false,
+      retry: response.status >= 500 || RETRYABLE.has(response.status),
+      status: response.status,
+      body: parsed,
+    };
+  } catch (e) {
+    clearTimeout(timer);
+    if (clientSignal.aborted) {
+      return {
+        ok: false,
+        retry: false,
+        status: 499,
+        body: null,
+        error: new GatewayError(499, "client closed the request"),
+      };
+    }
+    const timeout = (e as Error)?.name === "TimeoutError" ||
+      String(abort.signal.reason?.name) === "TimeoutError";
+    return {
+      ok: false,
+      retry: true,
+      status: timeout ? 504 : 502,
+      body: null,
+      error: timeout
+        ? new GatewayError(504, `provider ${c.provider.id} did not answer in time`, {
+          metadata: { provider_name: c.provider.id },
+        })
+        : new GatewayError(502, `provider ${c.provider.id} could not be reached`, {
+          metadata: { provider_name: c.provider.id },
+        }),
+    };
+  } finally {
+    clientSignal.removeEventListener("abort", onClientAbort);
+  }
+}
+
+export function recordOutcome(breakers: Breakers, c: Candidate, ok: boolean) {
+  if (ok) breakers.success(c.provider.id);
+  else breakers.failure(c.provider.id);
+}

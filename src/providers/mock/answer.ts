@@ -1,0 +1,165 @@
+/**
+ * What the mock "generates" for a text request, independent of wire format: text deltas,
+ * reasoning deltas, tool calls, finish reason and usage. Each wire format (chat.ts,
+ * messages.ts, responses.ts) only renders this.
+ *
+ * Token accounting: one text, reasoning or tool-argument delta is one output token.
+ * Reasoning a format does not show (chat; responses without `reasoning.summary`) is
+ * "hidden": it still counts, and is charged with the first content event.
+ */
+import type { Controls } from "./controls.ts";
+import { fnv1a } from "./util.ts";
+
+export interface MockDefaults {
+  /** Delay before the first content event, ms (default 0). */
+  firstTokenMs?: number;
+  /** Delay before each later content event, ms (default 0). */
+  tokenMs?: number;
+  /** Answer length in tokens when no `tokens` marker is given (default 16). */
+  tokens?: number;
+}
+
+export type Finish = "stop" | "length" | "content_filter" | "tool";
+
+export interface ToolCall {
+  name: string;
+  /** The whole arguments JSON text. */
+  args: string;
+  /** `args` split into the streamed pieces (at least three). */
+  chunks: string[];
+}
+
+export interface AnswerUsage {
+  /** All prompt tokens, cache reads and writes included. */
+  input: number;
+  /** Prompt tokens neither read from nor written to the cache. */
+  uncached: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** All output tokens, reasoning included. */
+  output: number;
+  reasoning: number;
+}
+
+export interface Answer {
+  /** Hash of the request; ids are derived from it. */
+  seed: number;
+  model: string;
+  text: string[];
+  reasoning: string[];
+  hiddenReasoning: number;
+  tools: ToolCall[];
+  finish: Finish;
+  /** Always computed; `reportUsage` says whether the wire shows it. */
+  usage: AnswerUsage;
+  reportUsage: boolean;
+}
+
+export interface AnswerInput {
+  raw: string;
+  model: unknown;
+  controls: Controls;
+  defaults: Required<MockDefaults>;
+  promptTokens: number;
+  /** The request's output cap (max_tokens and the like), if any. */
+  maxTokens: unknown;
+  /** Function names declared by the request, in order. */
+  toolNames: string[];
+  /** Whether this format shows reasoning as deltas for this request. */
+  showReasoning: boolean;
+}
+
+/** Reasoning tokens when the request asks for visible reasoning but no marker says how many. */
+const reasoningDefault = 4;
+/** Characters per delta when echoing the request body. */
+const echoChunkChars = 16;
+
+const textDeltas: string[] = [];
+const thinkDeltas: string[] = [];
+
+/** Delta `i` of the fixed answer: "tok0", " tok1", " tok2", … */
+export function textDelta(i: number): string {
+  return textDeltas[i] ??= (i === 0 ? "tok" : " tok") + i;
+}
+
+function thinkDelta(i: number): string {
+  return thinkDeltas[i] ??= (i === 0 ? "think" : " think") + i;
+}
+
+/** The full answer text of `n` tokens, for tests. */
+export function answerText(n: number): string {
+  let s = "";
+  for (let i = 0; i < n; i++) s += textDelta(i);
+  return s;
+}
+
+export function buildAnswer(a: AnswerInput): Answer {
+  const c = a.controls;
+  const toolCount = c.tools ?? (c.tool !== undefined ? 1 : 0);
+  let finish: Finish = toolCount > 0 ? "tool" : "stop";
+
+  let text: string[];
+  if (c.echo) {
+    text = split(a.raw, echoChunkChars);
+  } else {
+    let n = c.tokens ?? (toolCount > 0 ? 0 : a.defaults.tokens);
+    const cap = a.maxTokens;
+    if (typeof cap === "number" && cap >= 0 && n > cap) {
+      n = Math.floor(cap);
+      finish = "length";
+    }
+    text = [];
+    for (let i = 0; i < n; i++) text.push(textDelta(i));
+  }
+  if (c.finish) finish = c.finish;
+
+  const r = c.reasoning ?? (a.showReasoning ? reasoningDefault : 0);
+  const reasoning: string[] = [];
+  if (a.showReasoning) { for (let i = 0; i < r; i++) reasoning.push(thinkDelta(i)); }
+
+  const tools: ToolCall[] = [];
+  for (let i = 0; i < toolCount; i++) {
+    const name = i === 0
+      ? c.tool ?? a.toolNames[0] ?? "mock_tool"
+      : a.toolNames[i] ?? tools[0].name;
+    const args = JSON.stringify({ q: `mock query ${i + 1}` });
+    tools.push({ name, args, chunks: split(args, Math.ceil(args.length / 4)) });
+  }
+
+  const cacheRead = c.cacheRead ?? 0;
+  const cacheWrite = c.cacheWrite ?? 0;
+  let output = text.length + r;
+  for (const t of tools) output += t.chunks.length;
+  return {
+    seed: fnv1a(a.raw),
+    model: typeof a.model === "string" && a.model !== "" ? a.model : "mock-model",
+    text,
+    reasoning,
+    hiddenReasoning: a.showReasoning ? 0 : r,
+    tools,
+    finish,
+    usage: {
+      input: a.promptTokens + cacheRead + cacheWrite,
+      uncached: a.promptTokens,
+      cacheRead,
+      cacheWrite,
+      output,
+      reasoning: r,
+    },
+    reportUsage: c.usage !== false,
+  };
+}
+
+/** Splits `s` into pieces of `size` UTF-16 units, never inside a surrogate pair. */
+export function split(s: string, size: number): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < s.length) {
+    let j = Math.min(s.length, i + size);
+    const last = s.charCodeAt(j - 1);
+    if (j < s.length && last >= 0xd800 && last <= 0xdbff) j++;
+    out.push(s.slice(i, j));
+    i = j;
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * Request → plan, for every endpoint. The only place that knows which wire format renders
+ * which endpoint and how markers turn into faults and delays.
+ */
+import { buildAnswer, type MockDefaults } from "./answer.ts";
+import { chatStream, chatToolNames, chatWhole } from "./chat.ts";
+import type { Controls } from "./controls.ts";
+import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
+import { vendorError } from "./errors.ts";
+import { imageRequest, imagesBody, imageUsage } from "./images.ts";
+import { messagesStream, messagesToolNames, messagesWhole, wantsThinking } from "./messages.ts";
+import { errorPlan, type Plan, streamPlan, wholePlan } from "./plan.ts";
+import { responsesStream, responsesToolNames, responsesWhole, wantsSummary } from "./responses.ts";
+import { promptTokens } from "./util.ts";
+
+export type Protocol = "chat" | "messages" | "responses" | "embeddings" | "images";
+
+export interface PlanInput {
+  protocol: Protocol;
+  body: Record<string, unknown>;
+  /** The body text as received (markers, echo, hashing). */
+  raw: string;
+  controls: Controls;
+  defaults: Required<MockDefaults>;
+  /** Input images of a multipart edit. */
+  formImages?: number;
+}
+
+export function buildPlan(p: PlanInput): Plan {
+  const c = p.controls;
+  const vendor = p.protocol === "messages" ? "anthropic" : "openai";
+  if (c.error !== undefined) return errorPlan(c.error, vendorError(vendor, c.error));
+  switch (p.protocol) {
+    case "embeddings":
+      return embeddingsPlan(p);
+    case "images":
+      return imagesPlan(p);
+    case "chat":
+    case "messages":
+    case "responses":
+      return textPlan(p);
+  }
+}
+
+function delays(p: PlanInput) {
+  return {
+    firstMs: p.controls.first ?? p.defaults.firstTokenMs,
+    everyMs: p.controls.every ?? p.defaults.tokenMs,
+  };
+}
+
+function embeddingsPlan(p: PlanInput): Plan {
+  const inputs = embeddingInputs(p.body.input);
+  if (typeof inputs === "string") return errorPlan(400, vendorError("openai", 400, inputs));
+  const dims = embeddingDims(p.body.dimensions);
+  if (typeof dims === "string") return errorPlan(400, vendorError("openai", 400, dims));
+  if (p.controls.fail !== undefined) return errorPlan(500, vendorError("openai", 500));
+  const model = typeof p.body.model === "string" ? p.body.model : "mock-embedding";
+  const withUsage = p.controls.usage !== false;
+  const json = embeddingsBody(inputs, dims, model, p.body.encoding_format === "base64", withUsage);
+  return wholePlan(200, json, p.controls, {
+    firstMs: delays(p).firstMs,
+    everyMs: 0,
+    contentCount: 1,
+    inputTokens: inputTokens(inputs),
+    outputTokens: 0,
+  }, withUsage);
+}
+
+function imagesPlan(p: PlanInput): Plan {
+  const images = p.formImages ?? (Array.isArray(p.body.images) ? p.body.images.length : 0);
+  const r = imageRequest(p.body, images);
+  if (typeof r === "string") return errorPlan(400, vendorError("openai", 400, r));
+  if (p.controls.fail !== undefined) return errorPlan(500, vendorError("openai", 500));
+  const usage = imageUsage(r, p.controls.tokens);
+  const withUsage = p.controls.usage !== false;
+  return wholePlan(200, imagesBody(r, usage, withUsage), p.controls, {
+    firstMs: delays(p).firstMs,
+    everyMs: 0,
+    contentCount: 1,
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+  }, withUsage);
+}
+
+function textPlan(p: PlanInput): Plan {
+  const { body, protocol } = p;
+  const vendor = protocol === "messages" ? "anthropic" : "openai";
+  const missing = protocol === "responses"
+    ? (typeof body.input !== "string" && !Array.isArray(body.input) ? "input" : null)
+    : (!Array.isArray(body.messages) ? "messages" : null);
+  if (missing) {
+    return errorPlan(400, vendorError(vendor, 400, `Missing required parameter: '${missing}'.`));
+  }
+  const answer = buildAnswer({
+    raw: p.raw,
+    model: body.model,
+    controls: p.controls,
+    defaults: p.defaults,
+    promptTokens: promptTokens(body),
+    maxTokens: protocol === "chat"
+      ? body.max_completion_tokens ?? body.max_tokens
+      : protocol === "messages"
+      ? body.max_tokens
+      : body.max_output_tokens,
+    toolNames: protocol === "chat"
+      ? chatToolNames(body)
+      : protocol === "messages"
+      ? messagesToolNames(body)
+      : responsesToolNames(body),
+    showReasoning: protocol === "messages"
+      ? wantsThinking(body)
+      : protocol === "responses"
+      ? wantsSummary(body)
+      : false,
+  });
+  const d = delays(p);
+  if (body.stream === true) {
+    const parts = protocol === "chat"
+      ? chatStream(answer, body)
+      : protocol === "messages"
+      ? messagesStream(answer)
+      : responsesStream(answer, body);
+    return streamPlan(parts, p.controls, answer, d);
+  }
+  if (p.controls.fail !== undefined) {
+    return errorPlan(500, vendorError(vendor, 500), answer.usage.input);
+  }
+  const json = protocol === "chat"
+    ? chatWhole(answer)
+    : protocol === "messages"
+    ? messagesWhole(answer)
+    : responsesWhole(answer, body);
+  let contentCount = answer.text.length + answer.reasoning.length;
+  for (const t of answer.tools) contentCount += t.chunks.length;
+  return wholePlan(200, json, p.controls, {
+    ...d,
+    contentCount,
+    inputTokens: answer.usage.input,
+    outputTokens: answer.usage.output,
+  }, answer.reportUsage);
+}

@@ -1,0 +1,135 @@
+/**
+ * OpenAI chat completions, rendered as recorded in
+ * ../shared/fixtures/upstream/openai/chat-*.sse: `data: <chunk>\n\n` per chunk, a role chunk,
+ * content or tool-call chunks, a finish chunk, the `choices: []` usage chunk when
+ * `stream_options.include_usage` is set, then `data: [DONE]\n\n`. Chunks carry an
+ * `obfuscation` padding field like the real ones.
+ */
+import type { Answer, Finish } from "./answer.ts";
+import { Frames, type StreamParts } from "./plan.ts";
+import { alnum, CREATED, obj, q } from "./util.ts";
+
+const FINISH: Record<Finish, string> = {
+  stop: "stop",
+  length: "length",
+  content_filter: "content_filter",
+  tool: "tool_calls",
+};
+
+const ids = (a: Answer) => ({
+  id: "chatcmpl-" + alnum(a.seed, 29),
+  call: (i: number) => "call_" + alnum(a.seed + i + 1, 24),
+});
+
+export function chatUsage(a: Answer): Record<string, unknown> {
+  const u = a.usage;
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.input + u.output,
+    prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: u.reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
+
+const PAD = "mockmockmockmock";
+
+function pad(n: number): string {
+  return PAD.slice(0, 4 + (n * 7) % 12);
+}
+
+export function chatStream(a: Answer, body: Record<string, unknown>): StreamParts {
+  const { id, call } = ids(a);
+  const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${CREATED},` +
+    `"model":${q(a.model)},"service_tier":"default","system_fingerprint":"fp_mock","choices":[`;
+  const choice = (delta: string, finish: string | null, n: number) =>
+    `${head}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${
+      finish === null ? "null" : q(finish)
+    }}],"usage":null,"obfuscation":"${pad(n)}"}\n\n`;
+
+  const f = new Frames(a.hiddenReasoning);
+  const textual = a.text.length > 0 || a.tools.length === 0;
+  f.meta(choice(
+    textual
+      ? `{"role":"assistant","content":"","refusal":null}`
+      : `{"role":"assistant","content":null}`,
+    null,
+    0,
+  ));
+  a.text.forEach((t, i) => f.content(choice(`{"content":${q(t)}}`, null, t.length + i)));
+  a.tools.forEach((t, i) => {
+    f.meta(choice(
+      `{"tool_calls":[{"index":${i},"id":"${call(i)}","type":"function",` +
+        `"function":{"name":${q(t.name)},"arguments":""}}]}`,
+      null,
+      i,
+    ));
+    for (const piece of t.chunks) {
+      f.content(
+        choice(
+          `{"tool_calls":[{"index":${i},"function":{"arguments":${q(piece)}}}]}`,
+          null,
+          piece.length,
+        ),
+      );
+    }
+  });
+  const tailStart = f.list.length;
+  f.meta(choice("{}", FINISH[a.finish], 1));
+  const wantUsage = obj(body.stream_options).include_usage === true;
+  if (wantUsage && a.reportUsage) {
+    f.meta(
+      `${head}],"usage":${JSON.stringify(chatUsage(a))},"obfuscation":"${pad(2)}"}\n\n`,
+      true,
+    );
+  }
+  f.meta("data: [DONE]\n\n");
+  return {
+    frames: f.finish(),
+    tailStart,
+    fail: () =>
+      `data: {"error":{"message":"The server had an error while processing your request. Sorry about that!",` +
+      `"type":"server_error","param":null,"code":"server_error"}}\n\n`,
+  };
+}
+
+export function chatWhole(a: Answer): string {
+  const { id, call } = ids(a);
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: a.text.length > 0 || a.tools.length === 0 ? a.text.join("") : null,
+    refusal: null,
+    annotations: [],
+  };
+  if (a.tools.length > 0) {
+    message.tool_calls = a.tools.map((t, i) => ({
+      id: call(i),
+      type: "function",
+      function: { name: t.name, arguments: t.args },
+    }));
+  }
+  const out: Record<string, unknown> = {
+    id,
+    object: "chat.completion",
+    created: CREATED,
+    model: a.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH[a.finish] }],
+  };
+  if (a.reportUsage) out.usage = chatUsage(a);
+  out.service_tier = "default";
+  out.system_fingerprint = "fp_mock";
+  return JSON.stringify(out);
+}
+
+/** Function names declared in a chat request's `tools`. */
+export function chatToolNames(body: Record<string, unknown>): string[] {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  return tools.map((t) => obj(obj(t).function).name).filter((n): n is string =>
+    typeof n === "string"
+  );
+}

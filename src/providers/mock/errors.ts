@@ -1,0 +1,78 @@
+/**
+ * Error bodies in each vendor's own shape, as recorded in ../shared/fixtures/upstream:
+ * OpenAI `{"error":{"message","type","param","code"}}`, Anthropic
+ * `{"type":"error","error":{"type","message"},"request_id"}`.
+ */
+
+export type Vendor = "openai" | "anthropic";
+
+const OPENAI: Record<number, [type: string, code: string | null, message: string]> = {
+  400: ["invalid_request_error", null, "Mock error: the request was rejected."],
+  401: [
+    "invalid_request_error",
+    "invalid_api_key",
+    "Incorrect API key provided: bad-key. You can find your API key at https://platform.openai.com/account/api-keys.",
+  ],
+  403: [
+    "invalid_request_error",
+    "unsupported_country_region_territory",
+    "Country, region, or territory not supported",
+  ],
+  404: [
+    "invalid_request_error",
+    "model_not_found",
+    "The model `mock` does not exist or you do not have access to it.",
+  ],
+  429: [
+    "requests",
+    "rate_limit_exceeded",
+    "Rate limit reached for requests (mock). Please try again in 1s.",
+  ],
+  500: [
+    "server_error",
+    null,
+    "The server had an error while processing your request. Sorry about that!",
+  ],
+  503: ["server_error", null, "The engine is currently overloaded, please try again later."],
+};
+
+const ANTHROPIC: Record<number, [type: string, message: string]> = {
+  400: ["invalid_request_error", "Mock error: the request was rejected."],
+  401: ["authentication_error", "invalid x-api-key"],
+  402: ["billing_error", "Your credit balance is too low to access the Anthropic API."],
+  403: ["permission_error", "Your API key does not have permission to use the specified resource."],
+  404: ["not_found_error", "model: mock"],
+  413: ["request_too_large", "Request exceeds the maximum allowed number of bytes."],
+  429: [
+    "rate_limit_error",
+    "This request would exceed the rate limit for your organization (mock).",
+  ],
+  500: ["api_error", "Internal server error"],
+  504: ["timeout_error", "Request timed out"],
+  529: ["overloaded_error", "Overloaded"],
+};
+
+export function openaiError(status: number, message?: string): string {
+  const [type, code, text] = OPENAI[status] ??
+    (status >= 500
+      ? ["server_error", null, "The server had an error processing your request."]
+      : ["invalid_request_error", null, `Mock error ${status}.`]);
+  return JSON.stringify({ error: { message: message ?? text, type, param: null, code } });
+}
+
+export function anthropicError(status: number, message?: string): string {
+  const [type, text] = ANTHROPIC[status] ??
+    (status >= 500 ? ["api_error", "Internal server error"] : [
+      "invalid_request_error",
+      `Mock error ${status}.`,
+    ]);
+  return JSON.stringify({
+    type: "error",
+    error: { type, message: message ?? text },
+    request_id: "req_mock" + status,
+  });
+}
+
+export function vendorError(vendor: Vendor, status: number, message?: string): string {
+  return vendor === "anthropic" ? anthropicError(status, message) : openaiError(status, message);
+}

@@ -1,0 +1,251 @@
+/**
+ * OpenAI Responses, rendered as recorded in ../shared/fixtures/upstream/openai/responses-*.sse:
+ * `event: <type>\ndata: <json>\n\n`, every payload with its `sequence_number`;
+ * response.created and response.in_progress, then per output item
+ * output_item.added … output_item.done (reasoning with summary deltas, message with
+ * content part and output_text deltas, function_call with arguments deltas), then
+ * response.completed (or response.incomplete for `length`/`content_filter`).
+ */
+import type { Answer } from "./answer.ts";
+import { Frames, type StreamParts } from "./plan.ts";
+import { alnum, CREATED, obj, q } from "./util.ts";
+
+const FAIL_MESSAGE = "The server had an error while processing your request. Sorry about that!";
+
+const ids = (a: Answer) => ({
+  id: "resp_" + alnum(a.seed, 48),
+  rs: "rs_" + alnum(a.seed ^ 0x1111, 48),
+  msg: "msg_" + alnum(a.seed ^ 0x2222, 48),
+  fc: (i: number) => "fc_" + alnum(a.seed + i + 1, 48),
+  call: (i: number) => "call_" + alnum(a.seed + i + 101, 24),
+});
+
+/** Whether the request asked for a reasoning summary. */
+export function wantsSummary(body: Record<string, unknown>): boolean {
+  const s = obj(body.reasoning).summary;
+  return typeof s === "string" && s !== "";
+}
+
+function usage(a: Answer): Record<string, unknown> | null {
+  if (!a.reportUsage) return null;
+  const u = a.usage;
+  return {
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: u.cacheRead },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.input + u.output,
+  };
+}
+
+function incomplete(a: Answer): { reason: string } | null {
+  if (a.finish === "length") return { reason: "max_output_tokens" };
+  if (a.finish === "content_filter") return { reason: "content_filter" };
+  return null;
+}
+
+/** The response object, as in response.created/completed and the non-streaming body. */
+function response(
+  a: Answer,
+  body: Record<string, unknown>,
+  status: string,
+  output: unknown[],
+  extra: { usage: unknown; error?: unknown; incomplete?: unknown },
+): Record<string, unknown> {
+  const r = obj(body.reasoning);
+  return {
+    id: ids(a).id,
+    object: "response",
+    created_at: CREATED,
+    status,
+    background: false,
+    error: extra.error ?? null,
+    incomplete_details: extra.incomplete ?? null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    max_tool_calls: null,
+    model: a.model,
+    output,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    prompt_cache_key: null,
+    reasoning: { effort: r.effort ?? null, summary: r.summary ?? null },
+    safety_identifier: null,
+    service_tier: "default",
+    store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    text: { format: { type: "text" }, verbosity: "medium" },
+    tool_choice: body.tool_choice ?? "auto",
+    tools: Array.isArray(body.tools) ? body.tools : [],
+    top_logprobs: 0,
+    top_p: body.top_p ?? 1,
+    truncation: "disabled",
+    usage: extra.usage,
+    user: null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+interface Items {
+  reasoning?: Record<string, unknown>;
+  message?: Record<string, unknown>;
+  calls: Record<string, unknown>[];
+}
+
+/** The finished output items. */
+function items(a: Answer, hasReasoningItem: boolean): Items {
+  const { rs, msg, fc, call } = ids(a);
+  const out: Items = { calls: [] };
+  if (hasReasoningItem) {
+    out.reasoning = {
+      id: rs,
+      type: "reasoning",
+      summary: a.reasoning.length > 0 ? [{ type: "summary_text", text: a.reasoning.join("") }] : [],
+    };
+  }
+  if (a.text.length > 0 || a.tools.length === 0) {
+    out.message = {
+      id: msg,
+      type: "message",
+      status: incomplete(a) ? "incomplete" : "completed",
+      content: [{ type: "output_text", annotations: [], logprobs: [], text: a.text.join("") }],
+      role: "assistant",
+    };
+  }
+  a.tools.forEach((t, i) =>
+    out.calls.push({
+      id: fc(i),
+      type: "function_call",
+      status: "completed",
+      arguments: t.args,
+      call_id: call(i),
+      name: t.name,
+    })
+  );
+  return out;
+}
+
+function outputOf(it: Items): unknown[] {
+  return [
+    ...(it.reasoning ? [it.reasoning] : []),
+    ...(it.message ? [it.message] : []),
+    ...it.calls,
+  ];
+}
+
+export function responsesStream(a: Answer, body: Record<string, unknown>): StreamParts {
+  const f = new Frames(a.hiddenReasoning);
+  let seq = 0;
+  const ev = (type: string, fields: string) =>
+    `event: ${type}\ndata: {"type":"${type}","sequence_number":${seq++}${fields}}\n\n`;
+  const meta = (type: string, fields: string, u = false) => f.meta(ev(type, fields), u);
+  const content = (type: string, fields: string) => f.content(ev(type, fields));
+  const j = JSON.stringify;
+
+  const start = response(a, body, "in_progress", [], { usage: null });
+  meta("response.created", `,"response":${j(start)}`);
+  meta("response.in_progress", `,"response":${j(start)}`);
+
+  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0);
+  let index = 0;
+  if (it.reasoning) {
+    const item = `"item_id":"${it.reasoning.id}","output_index":${index}`;
+    meta(
+      "response.output_item.added",
+      `,"output_index":${index},"item":${j({ ...it.reasoning, summary: [] })}`,
+    );
+    if (a.reasoning.length > 0) {
+      const text = a.reasoning.join("");
+      meta(
+        "response.reasoning_summary_part.added",
+        `,${item},"summary_index":0,"part":{"type":"summary_text","text":""}`,
+      );
+      for (const d of a.reasoning) {
+        content(
+          "response.reasoning_summary_text.delta",
+          `,${item},"summary_index":0,"delta":${q(d)}`,
+        );
+      }
+      meta("response.reasoning_summary_text.done", `,${item},"summary_index":0,"text":${q(text)}`);
+      meta(
+        "response.reasoning_summary_part.done",
+        `,${item},"summary_index":0,"part":{"type":"summary_text","text":${q(text)}}`,
+      );
+    }
+    meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.reasoning)}`);
+  }
+  if (it.message) {
+    const item = `"item_id":"${it.message.id}","output_index":${index},"content_index":0`;
+    const text = a.text.join("");
+    meta(
+      "response.output_item.added",
+      `,"output_index":${index},"item":${j({ ...it.message, status: "in_progress", content: [] })}`,
+    );
+    meta(
+      "response.content_part.added",
+      `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}`,
+    );
+    for (const d of a.text) {
+      content("response.output_text.delta", `,${item},"delta":${q(d)},"logprobs":[]`);
+    }
+    meta("response.output_text.done", `,${item},"text":${q(text)},"logprobs":[]`);
+    meta(
+      "response.content_part.done",
+      `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":${q(text)}}`,
+    );
+    meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.message)}`);
+  }
+  a.tools.forEach((t, i) => {
+    const call = it.calls[i];
+    const item = `"item_id":"${call.id}","output_index":${index}`;
+    meta(
+      "response.output_item.added",
+      `,"output_index":${index},"item":${j({ ...call, status: "in_progress", arguments: "" })}`,
+    );
+    for (const d of t.chunks) {
+      content("response.function_call_arguments.delta", `,${item},"delta":${q(d)}`);
+    }
+    meta("response.function_call_arguments.done", `,${item},"arguments":${q(t.args)}`);
+    meta("response.output_item.done", `,"output_index":${index++},"item":${j(call)}`);
+  });
+
+  const tailStart = f.list.length;
+  const inc = incomplete(a);
+  const end = response(a, body, inc ? "incomplete" : "completed", outputOf(it), {
+    usage: usage(a),
+    incomplete: inc,
+  });
+  meta(inc ? "response.incomplete" : "response.completed", `,"response":${j(end)}`, a.reportUsage);
+
+  return {
+    frames: f.finish(),
+    tailStart,
+    fail(sent: number) {
+      const failed = response(a, body, "failed", [], {
+        usage: null,
+        error: { code: "server_error", message: FAIL_MESSAGE },
+      });
+      return `event: error\ndata: {"type":"error","sequence_number":${sent},"error":{"type":"server_error",` +
+        `"code":"server_error","message":${q(FAIL_MESSAGE)},"param":null}}\n\n` +
+        `event: response.failed\ndata: {"type":"response.failed","sequence_number":${sent + 1},` +
+        `"response":${j(failed)}}\n\n`;
+    },
+  };
+}
+
+export function responsesWhole(a: Answer, body: Record<string, unknown>): string {
+  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0);
+  const inc = incomplete(a);
+  return JSON.stringify(
+    response(a, body, inc ? "incomplete" : "completed", outputOf(it), {
+      usage: usage(a),
+      incomplete: inc,
+    }),
+  );
+}
+
+/** Function names declared in a responses request's `tools`. */
+export function responsesToolNames(body: Record<string, unknown>): string[] {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  return tools.map((t) => obj(t).name).filter((n): n is string => typeof n === "string");
+}

@@ -1,0 +1,77 @@
+/**
+ * Upstream text protocols: transport (URL, headers) plus the decoders of the matching
+ * format folder. A provider names the protocols it speaks; many providers share one.
+ */
+import type { UpstreamProtocol } from "../../formats/text_format.ts";
+import type { Protocol, Provider } from "../provider.ts";
+import * as chatRequest from "../../formats/chat/request.ts";
+import { createChatDecoder, decodeChatBody } from "../../formats/chat/decode.ts";
+import { decodeChatError } from "../../formats/chat/errors.ts";
+import * as messages from "../../formats/messages/mod.ts";
+import * as responses from "../../formats/responses/mod.ts";
+
+/** The API version sent to Anthropic when the client names none. */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+function bearerHeaders(p: Provider): Headers {
+  const h = new Headers(p.headers);
+  h.set("authorization", `Bearer ${p.key}`);
+  h.set("content-type", "application/json");
+  return h;
+}
+
+/** OpenRouter reports its own cost in `usage.cost` only when asked. */
+function openrouterUsage(body: Record<string, unknown>, p: Provider) {
+  if (p.quirks.openrouterUsage) body.usage = { include: true };
+}
+
+const openaiChat: UpstreamProtocol = {
+  name: "openai-chat",
+  url: (p) => `${p.baseUrl}/chat/completions`,
+  headers: (p) => bearerHeaders(p),
+  fromInternal: (req, model, p) =>
+    chatRequest.fromInternal(req, model, { openrouterReasoning: !!p.quirks.openrouterUsage }),
+  finishBody: openrouterUsage,
+  createDecoder: createChatDecoder,
+  decodeBody: decodeChatBody,
+  decodeError: (status, body) => decodeChatError(status, body),
+};
+
+const anthropicMessages: UpstreamProtocol = {
+  name: "anthropic-messages",
+  url: (p) => `${p.baseUrl}/v1/messages`,
+  headers: (p, client) => {
+    const h = new Headers(p.headers);
+    h.set("x-api-key", p.key);
+    h.set("content-type", "application/json");
+    h.set("anthropic-version", client.get("anthropic-version") ?? ANTHROPIC_VERSION);
+    // Beta flags are the client's business with Anthropic only: they never reach another vendor.
+    const beta = client.get("anthropic-beta");
+    if (beta) h.set("anthropic-beta", beta);
+    return h;
+  },
+  fromInternal: (req, model) => messages.fromInternal(req, model),
+  createDecoder: messages.createMessagesDecoder,
+  decodeBody: messages.decodeMessagesBody,
+  decodeError: messages.decodeMessagesError,
+};
+
+const openaiResponses: UpstreamProtocol = {
+  name: "openai-responses",
+  url: (p) => `${p.baseUrl}/responses`,
+  headers: (p) => bearerHeaders(p),
+  fromInternal: (req, model) => responses.fromInternal(req, model),
+  finishBody: openrouterUsage,
+  createDecoder: responses.createResponsesDecoder,
+  decodeBody: responses.decodeResponsesBody,
+  decodeError: responses.decodeResponsesError,
+};
+
+/** Only the text protocols are listed; embeddings and images have their own endpoints. */
+export const PROTOCOL: Record<Protocol, UpstreamProtocol> = {
+  "openai-chat": openaiChat,
+  "anthropic-messages": anthropicMessages,
+  "openai-responses": openaiResponses,
+  "openai-embeddings": openaiChat,
+  "openai-images": openaiChat,
+};

@@ -1,0 +1,113 @@
+import { z } from "zod";
+
+/**
+ * A provider is data: where it lives, which protocols it speaks, which catalogue slugs it
+ * serves and under what upstream name. The code for a protocol lives in protocols/; many
+ * providers share one protocol. Keys come from the environment variable the file names,
+ * never from the file itself; a provider whose key is unset is disabled.
+ */
+export const PROTOCOLS = [
+  "openai-chat",
+  "anthropic-messages",
+  "openai-responses",
+  "openai-embeddings",
+  "openai-images",
+] as const;
+export type Protocol = typeof PROTOCOLS[number];
+
+const timeouts = z.object({
+  /** Until response headers arrive (connect + first byte). */
+  firstByteMs: z.number().int().positive().default(60_000),
+  /** Longest silence between two chunks of a streaming body. */
+  idleMs: z.number().int().positive().default(120_000),
+  /** Image generation is slow (spec: suggest ≥ 120 s). */
+  imagesMs: z.number().int().positive().default(180_000),
+});
+
+const providerSchema = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/),
+  protocols: z.array(z.enum(PROTOCOLS)).min(1),
+  baseUrl: z.string().url(),
+  baseUrlEnv: z.string().optional(),
+  keyEnv: z.string(),
+  priority: z.number().int().default(100),
+  timeouts: timeouts.default({ firstByteMs: 60_000, idleMs: 120_000, imagesMs: 180_000 }),
+  /** Slug patterns served: exact slugs, `vendor/*`, or `*`. */
+  serves: z.array(z.string()).default([]),
+  /** Explicit slug → upstream name; wins over the template. */
+  models: z.record(z.string(), z.string()).default({}),
+  /** `{slug}` (whole slug), `{vendor}`, `{model}` (the part after the vendor). */
+  upstreamName: z.string().default("{model}"),
+  /** Replacements applied to the templated name, e.g. Anthropic's dots → dashes. */
+  nameReplace: z.array(z.tuple([z.string(), z.string()])).default([]),
+  /** Slug → USD price overrides (same keys as the catalogue's pricing). */
+  prices: z.record(z.string(), z.record(z.string(), z.string())).default({}),
+  headers: z.record(z.string(), z.string()).default({}),
+  quirks: z.object({ openrouterUsage: z.boolean().optional() }).default({}),
+});
+
+export type ProviderSpec = z.infer<typeof providerSchema>;
+
+export interface Provider extends ProviderSpec {
+  /** The secret; never logged, never rendered. */
+  readonly key: string;
+}
+
+export const providersFileSchema = z.object({ providers: z.array(providerSchema) });
+
+export interface LoadedProviders {
+  enabled: Provider[];
+  /** Ids of providers whose key variable is unset. */
+  disabled: string[];
+}
+
+export function parseProviders(
+  json: unknown,
+  env: (name: string) => string | undefined,
+): LoadedProviders {
+  const file = providersFileSchema.parse(json);
+  const enabled: Provider[] = [];
+  const disabled: string[] = [];
+  for (const spec of file.providers) {
+    const key = env(spec.keyEnv);
+    if (!key) {
+      disabled.push(spec.id);
+      continue;
+    }
+    const baseUrl = (spec.baseUrlEnv && env(spec.baseUrlEnv)) || spec.baseUrl;
+    enabled.push({ ...spec, baseUrl: baseUrl.replace(/\/+$/, ""), key });
+  }
+  enabled.sort((a, b) => a.priority - b.priority);
+  return { enabled, disabled };
+}
+
+export async function loadProviders(
+  file: string | undefined,
+  env: (name: string) => string | undefined,
+): Promise<LoadedProviders> {
+  const url = file ?? new URL("../../config/providers.json", import.meta.url);
+  const text = await Deno.readTextFile(url);
+  return parseProviders(JSON.parse(text), env);
+}
+
+/** The upstream model name under which `provider` serves `slug`, or undefined. */
+export function upstreamNameFor(provider: ProviderSpec, slug: string): string | undefined {
+  const explicit = provider.models[slug];
+  if (explicit) return explicit;
+  if (!provider.serves.some((p) => matches(p, slug))) return undefined;
+  const slash = slug.indexOf("/");
+  const vendor = slash < 0 ? "" : slug.slice(0, slash).replace(/^~/, "");
+  const model = slash < 0 ? slug : slug.slice(slash + 1);
+  let name = provider.upstreamName
+    .replaceAll("{slug}", slug)
+    .replaceAll("{vendor}", vendor)
+    .replaceAll("{model}", model);
+  for (const [from, to] of provider.nameReplace) name = name.replaceAll(from, to);
+  return name;
+}
+
+function matches(pattern: string, slug: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.endsWith("/*")) return slug.startsWith(pattern.slice(0, -1));
+  return pattern === slug;
+}

@@ -1,0 +1,79 @@
+/**
+ * Builds the gateway from a config: store → catalogue → providers → limiter → app. Used by
+ * main.ts (the process), deploy.ts (Deno Deploy) and the integration tests (in-process on a
+ * free port), so all three run the same assembly.
+ */
+import type { Config } from "./config.ts";
+import { Catalogue } from "./catalogue/catalogue.ts";
+import { createListing } from "./catalogue/listing.ts";
+import { makeRates } from "./billing/cost.ts";
+import { loadProviders, type Provider } from "./providers/provider.ts";
+import { Breakers } from "./providers/routing.ts";
+import { openStore } from "./store/mod.ts";
+import type { Store } from "./store/store.ts";
+import { Tracker } from "./lib/tracker.ts";
+import { createLogger, type Logger } from "./lib/log.ts";
+import { MemoryLimiter } from "./limits/limiter.ts";
+import { KeyCache } from "./pipeline/auth.ts";
+import type { AppContext } from "./pipeline/context.ts";
+import { createApp, type Handler, type Route } from "./app.ts";
+import { sweep } from "./pipeline/sweeper.ts";
+
+export interface Gateway {
+  ctx: AppContext;
+  handler: Handler;
+  disabledProviders: string[];
+  /** Adds routes after construction (the operator API needs the store). */
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  env?: (name: string) => string | undefined;
+  /** An already-open store (tests share one); otherwise opened from the config. */
+  store?: Store;
+  /** In-memory PGlite (tests), instead of DATA_DIR. */
+  memory?: boolean;
+  logger?: Logger;
+  routes?: (ctx: AppContext) => Route[];
+}
+
+export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
+  const env = opts.env ?? ((name: string) => Deno.env.get(name));
+  const log = opts.logger ?? createLogger(cfg.LOG_LEVEL);
+  const ownsStore = !opts.store;
+  const store = opts.store ??
+    await openStore({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, memory: opts.memory });
+  const catalogue = await Catalogue.load(
+    cfg.CATALOGUE_FILE ? { models: cfg.CATALOGUE_FILE } : undefined,
+  );
+  const { enabled, disabled } = await loadProviders(cfg.PROVIDERS_FILE, env);
+  const rates = makeRates(cfg.USD_RUB, cfg.MARKUP);
+  const ctx: AppContext = {
+    cfg,
+    store,
+    catalogue,
+    providers: enabled as Provider[],
+    breakers: new Breakers(),
+    rates,
+    limiter: new MemoryLimiter(),
+    tracker: new Tracker(),
+    keyCache: new KeyCache(cfg.KEY_CACHE_TTL_MS),
+    log,
+    draining: false,
+  };
+  const listing = createListing(catalogue, { usdRub: cfg.USD_RUB, markup: cfg.MARKUP });
+  const handler = createApp(ctx, { listing, routes: opts.routes?.(ctx) });
+  return {
+    ctx,
+    handler,
+    disabledProviders: disabled,
+    async close() {
+      ctx.draining = true;
+      await ctx.tracker.idle();
+      await ctx.limiter.close();
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+export { sweep };

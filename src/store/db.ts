@@ -1,0 +1,22 @@
+/**
+ * The driver seam: the little the SQL store needs from a database. PGlite and postgres.js
+ * each implement it in a few lines, so both run exactly the same statements.
+ *
+ * Contract for drivers: `int8` and `numeric` columns come back as strings (never a lossy
+ * `number`), `timestamptz` as `Date`, `jsonb` parsed, `bool` as boolean, `int4` as number.
+ * Parameters are strings, numbers, booleans or null; statements cast them (`$1::bigint`).
+ */
+export interface Db {
+  /** One statement, with `$n` parameters; the rows it returns. */
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** A script of several statements, without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** bigint parameters travel as decimal strings, exact on both drivers. */
+export function param(v: unknown): unknown {
+  return typeof v === "bigint" ? v.toString() : v;
+}

@@ -1,0 +1,39 @@
+/**
+ * The store's public face: `openStore` picks the driver (PostgreSQL when a URL is given,
+ * else embedded PGlite under `DATA_DIR/pg`, or in memory for tests) and migrates.
+ */
+import type { Store } from "./store.ts";
+import { SqlStore } from "./sql_store.ts";
+import { openPglite } from "./pglite.ts";
+import { openPostgres } from "./postgres.ts";
+
+export type * from "./store.ts";
+export { NotFoundError } from "./errors.ts";
+export { generateKey, hashKey } from "./keys.ts";
+export { newId } from "./ids.ts";
+
+export interface StoreOptions {
+  databaseUrl?: string;
+  /** `DATA_DIR`; PGlite keeps its files in `dataDir/pg`. Defaults to `./data`. */
+  dataDir?: string;
+  /** PGlite in memory (tests): nothing persists. */
+  memory?: boolean;
+}
+
+/**
+ * Opens and migrates the store. An embedded directory must be opened by one process only:
+ * callers hold `acquireDirLock` (src/admin/server_file.ts) around it.
+ */
+export async function openStore(cfg: StoreOptions): Promise<Store> {
+  const db = cfg.databaseUrl
+    ? await openPostgres(cfg.databaseUrl)
+    : await openPglite(cfg.memory ? undefined : cfg.dataDir ?? "./data");
+  const store = new SqlStore(db);
+  try {
+    await store.migrate();
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+  return store;
+}

@@ -1,0 +1,42 @@
+/**
+ * The clustered driver: PostgreSQL through postgres.js. Statements are prepared (the same few
+ * run on every request); `int8`/`numeric` come back as strings, postgres.js's default.
+ */
+import postgres from "postgres";
+import { type Db, param } from "./db.ts";
+
+/** Connections per instance: enough for concurrent holds and settlements, small enough that
+ * many instances fit under PostgreSQL's default max_connections (100). */
+const CONNECTIONS_MAX = 10;
+/** Seconds `close()` waits for queries in flight before cutting connections. */
+const CLOSE_TIMEOUT_S = 5;
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+export function openPostgres(url: string): Promise<Db> {
+  const sql = postgres(url, { max: CONNECTIONS_MAX, onnotice: () => {}, prepare: true });
+  return Promise.resolve({
+    ...wrap(sql),
+    transaction: <T>(fn: (tx: Db) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
+    close: () => sql.end({ timeout: CLOSE_TIMEOUT_S }),
+  });
+}
+
+function wrap(sql: Sql): Db {
+  return {
+    async query<T>(text: string, params: unknown[] = []) {
+      const rows = await sql.unsafe(text, params.map(param) as postgres.ParameterOrJSON<never>[]);
+      // A plain array: postgres.js's Result subclass carries extra fields.
+      return Array.from(rows) as T[];
+    },
+    async exec(text: string) {
+      await sql.unsafe(text).simple();
+    },
+    transaction() {
+      throw new Error("nested transactions are not supported");
+    },
+    close() {
+      throw new Error("close the database, not a transaction");
+    },
+  };
+}

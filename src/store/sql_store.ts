@@ -1,0 +1,531 @@
+/**
+ * The one implementation of `Store`: plain SQL over the `Db` seam, identical on PGlite and
+ * PostgreSQL. Every money move is a single statement (data-modifying CTEs), so it is atomic
+ * and race-free without explicit transactions or application locks:
+ *
+ * - `reserve`: admits a generation iff `balance - held >= hold` (re-checked by PostgreSQL on
+ *   the locked account row, so concurrent reserves can never over-commit the balance).
+ * - `settle`: closes the generation only if it is still `running`; a second or racing
+ *   settlement finds no such row and changes nothing. The ledger's unique `generation_id`
+ *   is the second, independent guard.
+ * - `topup`: the ledger row is inserted `ON CONFLICT (idempotency_key) DO NOTHING`; the
+ *   balance is credited only from the row actually inserted.
+ *
+ * Invariants (tested): balance = Σ ledger amounts; Σ debits = −Σ generation costs;
+ * held = Σ holds of running generations.
+ */
+import type {
+  Account,
+  ApiKeyRecord,
+  Blob,
+  Generation,
+  GenerationOpen,
+  GenerationStatus,
+  KeyAuth,
+  LedgerEntry,
+  Settlement,
+  Store,
+} from "./store.ts";
+import type { Db } from "./db.ts";
+import { NotFoundError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { migrations } from "./migrations/index.ts";
+
+/** Advisory lock key for migrations ("toll" in ASCII): instances starting together queue. */
+const MIGRATION_LOCK = 0x746f6c6c;
+
+const ACCOUNT_COLS = "id, name, balance, held, default_model, rpm_limit, created";
+const KEY_COLS =
+  "id, account_id, prefix, label, revoked_at, rpm_limit, spend_limit, spent, last_used, created";
+const LEDGER_COLS = "id, account_id, amount, kind, generation_id, idempotency_key, created";
+const GENERATION_COLS = "id, account_id, key_id, endpoint, model, provider, upstream_model, " +
+  "stream, status, finish_reason, input_tokens, output_tokens, cache_read_tokens, " +
+  "cache_write_tokens, reasoning_tokens, cost, cost_details, usage_source, hold, latency_ms, " +
+  "ttft_ms, error, created, finished";
+const BLOB_COLS = "id, account_id, content_type, size, storage_key, created";
+
+/** `a.x AS a_x, …`: one table's columns under a prefix, for joins. */
+function aliased(cols: string, table: string): string {
+  return cols.split(", ").map((c) => `${table}.${c} AS ${table}_${c}`).join(", ");
+}
+
+type Row = Record<string, unknown>;
+
+export class SqlStore implements Store {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async migrate(): Promise<void> {
+    await this.#db.transaction(async (tx) => {
+      // Transaction-scoped: released at commit, also if this process dies.
+      await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      const [{ present }] = await tx.query<{ present: boolean }>(
+        "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+      );
+      if (!present) {
+        await tx.exec(
+          "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, " +
+            "applied timestamptz NOT NULL DEFAULT now())",
+        );
+      }
+      const rows = await tx.query<{ version: number }>("SELECT version FROM schema_migrations");
+      const applied = new Set(rows.map((r) => r.version));
+      for (const m of migrations) {
+        if (applied.has(m.version)) continue;
+        await tx.exec(m.sql);
+        await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+          m.version,
+          m.name,
+        ]);
+      }
+    });
+  }
+
+  /** The applied migrations and the schema as the catalog describes it: for tests and
+   * diagnostics (two snapshots are equal iff nothing in the schema changed). */
+  async schemaSnapshot(): Promise<
+    { migrations: Row[]; columns: Row[]; indexes: Row[]; constraints: Row[] }
+  > {
+    const q = (sql: string) => this.#db.query<Row>(sql);
+    return {
+      migrations: await q("SELECT version, name FROM schema_migrations ORDER BY version"),
+      columns: await q(
+        `SELECT table_name, column_name, data_type, is_nullable, column_default
+         FROM information_schema.columns WHERE table_schema = current_schema()
+         ORDER BY table_name, ordinal_position`,
+      ),
+      indexes: await q(
+        `SELECT tablename, indexname, indexdef FROM pg_indexes
+         WHERE schemaname = current_schema() ORDER BY tablename, indexname`,
+      ),
+      constraints: await q(
+        `SELECT conrelid::regclass::text AS tbl, conname, pg_get_constraintdef(oid) AS def
+         FROM pg_constraint WHERE connamespace = current_schema()::regnamespace
+         ORDER BY 1, 2`,
+      ),
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.query("SELECT 1");
+  }
+
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+
+  // --- accounts ---
+
+  async createAccount(name: string, balance: bigint): Promise<Account> {
+    if (balance < 0n) throw new RangeError("an opening balance cannot be negative");
+    // The opening balance is a ledger entry too, so that balance = Σ ledger always holds.
+    const [row] = await this.#db.query<Row>(
+      `WITH a AS (
+         INSERT INTO accounts (id, name, balance, created)
+         VALUES ($1, $2, $3::bigint, clock_timestamp())
+         RETURNING ${ACCOUNT_COLS}
+       ), l AS (
+         INSERT INTO ledger (id, account_id, amount, kind, created)
+         SELECT $4, a.id, a.balance, 'topup', a.created FROM a WHERE a.balance > 0
+       )
+       SELECT ${ACCOUNT_COLS} FROM a`,
+      [newId("acc"), name, balance, newId("led")],
+    );
+    return toAccount(row);
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const [row] = await this.#db.query<Row>(
+      `SELECT ${ACCOUNT_COLS} FROM accounts WHERE id = $1`,
+      [id],
+    );
+    return row ? toAccount(row) : null;
+  }
+
+  async findAccountByName(name: string): Promise<Account | null> {
+    const [row] = await this.#db.query<Row>(
+      `SELECT ${ACCOUNT_COLS} FROM accounts WHERE name = $1 ORDER BY created, id LIMIT 1`,
+      [name],
+    );
+    return row ? toAccount(row) : null;
+  }
+
+  async setDefaultModel(accountId: string, model: string | null): Promise<void> {
+    const rows = await this.#db.query(
+      "UPDATE accounts SET default_model = $2 WHERE id = $1 RETURNING id",
+      [accountId, model],
+    );
+    if (rows.length === 0) throw new NotFoundError(`no such account: ${accountId}`);
+  }
+
+  async setAccountRpm(accountId: string, rpm: number | null): Promise<void> {
+    const rows = await this.#db.query(
+      "UPDATE accounts SET rpm_limit = $2 WHERE id = $1 RETURNING id",
+      [accountId, rpm],
+    );
+    if (rows.length === 0) throw new NotFoundError(`no such account: ${accountId}`);
+  }
+
+  // --- keys ---
+
+  async createKey(
+    accountId: string,
+    keyHash: string,
+    prefix: string,
+    label: string | null,
+  ): Promise<ApiKeyRecord> {
+    const rows = await this.#db.query<Row>(
+      `INSERT INTO api_keys (id, account_id, prefix, key_hash, label, created)
+       SELECT $1, id, $3, $4, $5, clock_timestamp() FROM accounts WHERE id = $2
+       RETURNING ${KEY_COLS}`,
+      [newId("key"), accountId, prefix, keyHash, label],
+    );
+    if (rows.length === 0) throw new NotFoundError(`no such account: ${accountId}`);
+    return toKey(rows[0]);
+  }
+
+  /** A revoked key is returned with `revoked: true` (auth answers 401 for it). */
+  async findKeyByHash(keyHash: string): Promise<KeyAuth | null> {
+    const [row] = await this.#db.query<Row>(
+      `SELECT ${aliased(KEY_COLS, "k")}, ${aliased(ACCOUNT_COLS, "a")}
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id
+       WHERE k.key_hash = $1`,
+      [keyHash],
+    );
+    if (!row) return null;
+    return { key: toKey(unprefix(row, "k_")), account: toAccount(unprefix(row, "a_")) };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.#db.query<Row>(
+      `SELECT ${KEY_COLS} FROM api_keys WHERE account_id = $1 ORDER BY created, id`,
+      [accountId],
+    );
+    return rows.map(toKey);
+  }
+
+  /** True iff the key exists; revoking a revoked key keeps its first revocation time. */
+  async revokeKey(keyId: string): Promise<boolean> {
+    const rows = await this.#db.query(
+      "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id",
+      [keyId],
+    );
+    return rows.length > 0;
+  }
+
+  /** `undefined` leaves a limit as it is; `null` removes it. */
+  async setKeyLimits(
+    keyId: string,
+    limits: { rpm?: number | null; spend?: bigint | null },
+  ): Promise<void> {
+    const rows = await this.#db.query(
+      `UPDATE api_keys SET
+         rpm_limit = CASE WHEN $2::boolean THEN $3::integer ELSE rpm_limit END,
+         spend_limit = CASE WHEN $4::boolean THEN $5::bigint ELSE spend_limit END
+       WHERE id = $1 RETURNING id`,
+      [
+        keyId,
+        limits.rpm !== undefined,
+        limits.rpm ?? null,
+        limits.spend !== undefined,
+        limits.spend ?? null,
+      ],
+    );
+    if (rows.length === 0) throw new NotFoundError(`no such key: ${keyId}`);
+  }
+
+  /** Only moves `last_used` forward, so out-of-order touches are harmless. */
+  async touchKey(keyId: string, at: Date): Promise<void> {
+    await this.#db.query(
+      `UPDATE api_keys SET last_used = $2::timestamptz
+       WHERE id = $1 AND (last_used IS NULL OR last_used < $2::timestamptz)`,
+      [keyId, at.toISOString()],
+    );
+  }
+
+  // --- money ---
+
+  async topup(
+    accountId: string,
+    amount: bigint,
+    idempotencyKey: string,
+  ): Promise<{ entry: LedgerEntry; applied: boolean }> {
+    if (amount <= 0n) throw new RangeError("a top-up must be positive");
+    const [inserted] = await this.#db.query<Row>(
+      `WITH l AS (
+         INSERT INTO ledger (id, account_id, amount, kind, idempotency_key, created)
+         VALUES ($1, $2, $3::bigint, 'topup', $4, clock_timestamp())
+         ON CONFLICT (idempotency_key) DO NOTHING
+         RETURNING ${LEDGER_COLS}
+       ), a AS (
+         UPDATE accounts SET balance = accounts.balance + l.amount
+         FROM l WHERE accounts.id = l.account_id
+       )
+       SELECT ${LEDGER_COLS} FROM l`,
+      [newId("led"), accountId, amount, idempotencyKey],
+    );
+    if (inserted) return { entry: toLedger(inserted), applied: true };
+    // A repeat: the first entry is committed (the insert above waited for it if in flight).
+    const [first] = await this.#db.query<Row>(
+      `SELECT ${LEDGER_COLS} FROM ledger WHERE idempotency_key = $1`,
+      [idempotencyKey],
+    );
+    return { entry: toLedger(first), applied: false };
+  }
+
+  /**
+   * The key's spend cap counts settled spend plus the holds of its running generations, so
+   * overlapping requests cannot each pass alone. (On PostgreSQL two reserves in the very same
+   * instant can still both pass the cap check — each cannot see the other's uncommitted row —
+   * so the cap may be exceeded by at most one hold per concurrent request. The account
+   * balance check has no such gap: it is re-checked on the locked row.)
+   */
+  async reserve(g: GenerationOpen): Promise<boolean> {
+    if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
+    const rows = await this.#db.query(
+      `WITH k AS (
+         SELECT 1 FROM api_keys
+         WHERE id = $2 AND account_id = $1
+           AND CASE WHEN spend_limit IS NULL THEN true
+                    ELSE spent + $3::bigint + (
+                      SELECT coalesce(sum(hold), 0) FROM generations
+                      WHERE key_id = $2 AND status = 'running'
+                    ) <= spend_limit
+               END
+       ), h AS (
+         UPDATE accounts SET held = held + $3::bigint
+         WHERE id = $1 AND balance - held >= $3::bigint AND EXISTS (SELECT 1 FROM k)
+         RETURNING id
+       )
+       INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status, hold, created)
+       SELECT $4, h.id, $2, $5, $6, $7, 'running', $3::bigint, clock_timestamp() FROM h
+       RETURNING id`,
+      [g.accountId, g.keyId, g.hold, g.id, g.endpoint, g.model, g.stream],
+    );
+    return rows.length === 1;
+  }
+
+  async settle(s: Settlement): Promise<boolean> {
+    if (s.cost < 0n) throw new RangeError("a cost cannot be negative");
+    const t = s.tokens;
+    const rows = await this.#db.query(
+      `WITH g AS (
+         UPDATE generations SET
+           status = $2, cost = $3::bigint, cost_details = $4::text::jsonb, provider = $5,
+           upstream_model = $6, finish_reason = $7, input_tokens = $8, output_tokens = $9,
+           cache_read_tokens = $10, cache_write_tokens = $11, reasoning_tokens = $12,
+           usage_source = $13, latency_ms = $14, ttft_ms = $15, error = $16,
+           finished = clock_timestamp()
+         WHERE id = $1 AND status = 'running'
+         RETURNING account_id, key_id, hold, cost
+       ), a AS (
+         UPDATE accounts SET balance = accounts.balance - g.cost, held = accounts.held - g.hold
+         FROM g WHERE accounts.id = g.account_id
+       ), l AS (
+         INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
+         SELECT $17, g.account_id, -g.cost, 'debit', $1, clock_timestamp() FROM g
+         WHERE g.cost > 0
+       ), k AS (
+         UPDATE api_keys SET spent = api_keys.spent + g.cost
+         FROM g WHERE api_keys.id = g.key_id AND g.cost > 0
+       )
+       SELECT 1 AS settled FROM g`,
+      [
+        s.generationId,
+        s.status,
+        s.cost,
+        JSON.stringify(s.costDetails),
+        s.provider,
+        s.upstreamModel,
+        s.finishReason,
+        t.input ?? null,
+        t.output ?? null,
+        t.cacheRead ?? null,
+        t.cacheWrite ?? null,
+        t.reasoning ?? null,
+        s.usageSource,
+        s.latencyMs,
+        s.ttftMs,
+        s.error,
+        newId("led"),
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  // --- generations ---
+
+  async getGeneration(accountId: string, id: string): Promise<Generation | null> {
+    const [row] = await this.#db.query<Row>(
+      `SELECT ${GENERATION_COLS} FROM generations WHERE id = $1 AND account_id = $2`,
+      [id, accountId],
+    );
+    return row ? toGeneration(row) : null;
+  }
+
+  /** An unknown cursor yields an empty page. */
+  async listGenerations(
+    accountId: string,
+    opts: { limit: number; before?: string },
+  ): Promise<Generation[]> {
+    const limit = Math.max(0, Math.floor(opts.limit));
+    const rows = await this.#db.query<Row>(
+      `SELECT ${GENERATION_COLS} FROM generations
+       WHERE account_id = $1
+         AND ($2::text IS NULL OR (created, seq) < (
+           SELECT created, seq FROM generations WHERE id = $2 AND account_id = $1
+         ))
+       ORDER BY created DESC, seq DESC
+       LIMIT $3`,
+      [accountId, opts.before ?? null, limit],
+    );
+    return rows.map(toGeneration);
+  }
+
+  async staleGenerations(olderThan: Date): Promise<Generation[]> {
+    const rows = await this.#db.query<Row>(
+      `SELECT ${GENERATION_COLS} FROM generations
+       WHERE status = 'running' AND created < $1::timestamptz
+       ORDER BY created, seq`,
+      [olderThan.toISOString()],
+    );
+    return rows.map(toGeneration);
+  }
+
+  /** Oldest first, like a bank statement. */
+  async listLedger(accountId: string): Promise<LedgerEntry[]> {
+    const rows = await this.#db.query<Row>(
+      `SELECT ${LEDGER_COLS} FROM ledger WHERE account_id = $1 ORDER BY created, seq`,
+      [accountId],
+    );
+    return rows.map(toLedger);
+  }
+
+  // --- blobs ---
+
+  async putBlob(b: Blob): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO blobs (${BLOB_COLS}) VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz)`,
+      [b.id, b.accountId, b.contentType, b.size, b.storageKey, b.created.toISOString()],
+    );
+  }
+
+  async getBlob(id: string): Promise<Blob | null> {
+    const [row] = await this.#db.query<Row>(`SELECT ${BLOB_COLS} FROM blobs WHERE id = $1`, [id]);
+    if (!row) return null;
+    return {
+      id: row.id as string,
+      accountId: row.account_id as string,
+      contentType: row.content_type as string,
+      size: Number(row.size),
+      storageKey: row.storage_key as string,
+      created: date(row.created),
+    };
+  }
+}
+
+// --- row mapping ---
+
+function big(v: unknown): bigint {
+  return BigInt(v as string | number | bigint);
+}
+
+function bigOrNull(v: unknown): bigint | null {
+  return v === null || v === undefined ? null : big(v);
+}
+
+function date(v: unknown): Date {
+  return v instanceof Date ? v : new Date(v as string);
+}
+
+function dateOrNull(v: unknown): Date | null {
+  return v === null || v === undefined ? null : date(v);
+}
+
+function num(v: unknown): number | null {
+  return v === null || v === undefined ? null : Number(v);
+}
+
+function unprefix(row: Row, prefix: string): Row {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  }
+  return out;
+}
+
+function toAccount(r: Row): Account {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    balance: big(r.balance),
+    held: big(r.held),
+    defaultModel: (r.default_model as string | null) ?? null,
+    rpmLimit: num(r.rpm_limit),
+    created: date(r.created),
+  };
+}
+
+function toKey(r: Row): ApiKeyRecord {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    prefix: r.prefix as string,
+    label: (r.label as string | null) ?? null,
+    revoked: r.revoked_at !== null && r.revoked_at !== undefined,
+    rpmLimit: num(r.rpm_limit),
+    spendLimit: bigOrNull(r.spend_limit),
+    spent: big(r.spent),
+    lastUsed: dateOrNull(r.last_used),
+    created: date(r.created),
+  };
+}
+
+function toLedger(r: Row): LedgerEntry {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    amount: big(r.amount),
+    kind: r.kind as LedgerEntry["kind"],
+    generationId: (r.generation_id as string | null) ?? null,
+    idempotencyKey: (r.idempotency_key as string | null) ?? null,
+    created: date(r.created),
+  };
+}
+
+function toGeneration(r: Row): Generation {
+  const tokens: Generation["tokens"] = {};
+  const pairs = [
+    ["input", r.input_tokens],
+    ["output", r.output_tokens],
+    ["cacheRead", r.cache_read_tokens],
+    ["cacheWrite", r.cache_write_tokens],
+    ["reasoning", r.reasoning_tokens],
+  ] as const;
+  for (const [name, v] of pairs) if (v !== null && v !== undefined) tokens[name] = Number(v);
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    keyId: r.key_id as string,
+    endpoint: r.endpoint as string,
+    model: r.model as string,
+    provider: (r.provider as string | null) ?? null,
+    upstreamModel: (r.upstream_model as string | null) ?? null,
+    stream: r.stream as boolean,
+    status: r.status as GenerationStatus,
+    finishReason: (r.finish_reason as string | null) ?? null,
+    tokens,
+    cost: big(r.cost),
+    costDetails: (r.cost_details as Record<string, number> | null) ?? {},
+    usageSource: (r.usage_source as string | null) ?? null,
+    hold: big(r.hold),
+    latencyMs: num(r.latency_ms),
+    ttftMs: num(r.ttft_ms),
+    error: (r.error as string | null) ?? null,
+    created: date(r.created),
+    finished: dateOrNull(r.finished),
+  };
+}

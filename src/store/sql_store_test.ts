@@ -1,0 +1,363 @@
+import assert from "node:assert/strict";
+import { testStores } from "../../tests/helpers/store.ts";
+import type { GenerationOpen, Settlement, Store } from "./store.ts";
+import { NotFoundError } from "./errors.ts";
+import { generateKey, hashKey } from "./keys.ts";
+import { newId } from "./ids.ts";
+import { SqlStore } from "./sql_store.ts";
+
+const RUB = 1_000_000_000n;
+
+async function withStore(open: () => Promise<Store>, fn: (s: Store) => Promise<void>) {
+  const store = await open();
+  try {
+    await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** An account with `balance` and one key. */
+async function seed(store: Store, balance: bigint) {
+  const account = await store.createAccount("test", balance);
+  const k = await generateKey("tg");
+  const key = await store.createKey(account.id, k.hash, k.display, null);
+  return { account, key };
+}
+
+function open(accountId: string, keyId: string, hold: bigint): GenerationOpen {
+  return { id: newId("gen"), accountId, keyId, endpoint: "chat", model: "m", stream: false, hold };
+}
+
+function settlement(generationId: string, cost: bigint): Settlement {
+  return {
+    generationId,
+    status: "completed",
+    cost,
+    costDetails: { upstream_inference_input_cost: 0.5 },
+    provider: "mock",
+    upstreamModel: "mock-1",
+    finishReason: "stop",
+    tokens: { input: 10, output: 20 },
+    usageSource: "upstream",
+    latencyMs: 12,
+    ttftMs: 3,
+    error: null,
+  };
+}
+
+async function invariants(store: Store, accountId: string) {
+  const account = (await store.getAccount(accountId))!;
+  const ledger = await store.listLedger(accountId);
+  const gens = await store.listGenerations(accountId, { limit: 10_000 });
+  const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
+  assert.equal(account.balance, sum(ledger.map((e) => e.amount)), "balance = Σ ledger");
+  assert.equal(
+    sum(ledger.filter((e) => e.kind === "debit").map((e) => e.amount)),
+    -sum(gens.map((g) => g.cost)),
+    "Σ debits = −Σ generation costs",
+  );
+  assert.equal(
+    account.held,
+    sum(gens.filter((g) => g.status === "running").map((g) => g.hold)),
+    "held = Σ running holds",
+  );
+}
+
+for (const { name, open: openStore } of await testStores()) {
+  const test = (title: string, fn: (s: Store) => Promise<void>) =>
+    Deno.test(`${name}: ${title}`, () => withStore(openStore, fn));
+
+  test("migrate twice changes nothing", async (store) => {
+    assert.ok(store instanceof SqlStore);
+    const before = await store.schemaSnapshot();
+    await store.migrate();
+    await store.migrate();
+    assert.deepEqual(await store.schemaSnapshot(), before);
+    const { migrations } = before as { migrations: unknown[] };
+    assert.deepEqual(migrations, [{ version: 1, name: "001_init" }]);
+  });
+
+  test("account bigints are exact beyond 2^53", async (store) => {
+    const balance = 10n ** 16n + 1n;
+    const created = await store.createAccount("big", balance);
+    assert.match(created.id, /^acc_[0-9A-Za-z]{22}$/);
+    const got = await store.getAccount(created.id);
+    assert.equal(got?.balance, balance);
+    assert.equal(got?.held, 0n);
+    assert.equal(got?.name, "big");
+    assert.equal(got?.defaultModel, null);
+    assert.ok(got?.created instanceof Date);
+    assert.equal(await store.getAccount("acc_missing"), null);
+    await invariants(store, created.id);
+  });
+
+  test("account settings: default model and rpm; unknown account throws", async (store) => {
+    const a = await store.createAccount("a", 0n);
+    await store.setDefaultModel(a.id, "openai/gpt-4o");
+    await store.setAccountRpm(a.id, 60);
+    let got = await store.getAccount(a.id);
+    assert.equal(got?.defaultModel, "openai/gpt-4o");
+    assert.equal(got?.rpmLimit, 60);
+    await store.setDefaultModel(a.id, null);
+    await store.setAccountRpm(a.id, null);
+    got = await store.getAccount(a.id);
+    assert.equal(got?.defaultModel, null);
+    assert.equal(got?.rpmLimit, null);
+    await assert.rejects(store.setDefaultModel("acc_missing", "x"), NotFoundError);
+    await assert.rejects(store.setAccountRpm("acc_missing", 1), NotFoundError);
+  });
+
+  test("keys: create, find by hash, list, limits, touch, revoke", async (store) => {
+    const a = await store.createAccount("a", 5n * RUB);
+    const k = await generateKey("tg");
+    assert.match(k.key, /^tg_[0-9A-Za-z]{43}$/);
+    assert.equal(k.hash, await hashKey(k.key));
+    assert.match(k.hash, /^[0-9a-f]{64}$/);
+    assert.equal(k.display, k.key.slice(0, 11));
+    const rec = await store.createKey(a.id, k.hash, k.display, "ci");
+    assert.match(rec.id, /^key_/);
+    assert.deepEqual(
+      { ...rec, created: null },
+      {
+        id: rec.id,
+        accountId: a.id,
+        prefix: k.display,
+        label: "ci",
+        revoked: false,
+        rpmLimit: null,
+        spendLimit: null,
+        spent: 0n,
+        lastUsed: null,
+        created: null,
+      },
+    );
+
+    const found = await store.findKeyByHash(k.hash);
+    assert.equal(found?.key.id, rec.id);
+    assert.equal(found?.account.id, a.id);
+    assert.equal(found?.account.balance, 5n * RUB);
+    assert.equal(await store.findKeyByHash(await hashKey("tg_nope")), null);
+
+    await store.setKeyLimits(rec.id, { rpm: 10, spend: 2n ** 60n });
+    await store.setKeyLimits(rec.id, { rpm: 20 }); // spend untouched
+    let [listed] = await store.listKeys(a.id);
+    assert.equal(listed.rpmLimit, 20);
+    assert.equal(listed.spendLimit, 2n ** 60n);
+    await store.setKeyLimits(rec.id, { spend: null });
+    [listed] = await store.listKeys(a.id);
+    assert.equal(listed.spendLimit, null);
+    assert.equal(listed.rpmLimit, 20);
+    await assert.rejects(store.setKeyLimits("key_missing", { rpm: 1 }), NotFoundError);
+
+    const t1 = new Date("2030-01-01T00:00:00Z");
+    await store.touchKey(rec.id, t1);
+    await store.touchKey(rec.id, new Date("2029-01-01T00:00:00Z")); // older: ignored
+    [listed] = await store.listKeys(a.id);
+    assert.equal(listed.lastUsed?.getTime(), t1.getTime());
+
+    assert.equal(await store.revokeKey(rec.id), true);
+    assert.equal(await store.revokeKey(rec.id), true);
+    assert.equal(await store.revokeKey("key_missing"), false);
+    const revoked = await store.findKeyByHash(k.hash);
+    assert.equal(revoked?.key.revoked, true);
+    await assert.rejects(store.createKey("acc_missing", "00", "tg_x", null), NotFoundError);
+  });
+
+  test("topup with the same idempotency key credits once", async (store) => {
+    const a = await store.createAccount("a", 0n);
+    const first = await store.topup(a.id, 100n * RUB, "pay-1");
+    assert.equal(first.applied, true);
+    assert.equal(first.entry.kind, "topup");
+    assert.equal(first.entry.amount, 100n * RUB);
+    assert.equal(first.entry.idempotencyKey, "pay-1");
+    const again = await store.topup(a.id, 100n * RUB, "pay-1");
+    assert.equal(again.applied, false);
+    assert.deepEqual(again.entry, first.entry);
+    assert.equal((await store.getAccount(a.id))?.balance, 100n * RUB);
+    await assert.rejects(store.topup(a.id, 0n, "pay-0"), RangeError);
+    await invariants(store, a.id);
+  });
+
+  test("concurrent topups with the same key credit once", async (store) => {
+    const a = await store.createAccount("a", 0n);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => store.topup(a.id, 7n * RUB, "pay-race")),
+    );
+    assert.equal(results.filter((r) => r.applied).length, 1);
+    assert.equal(new Set(results.map((r) => r.entry.id)).size, 1);
+    assert.equal((await store.getAccount(a.id))?.balance, 7n * RUB);
+    await invariants(store, a.id);
+  });
+
+  test("reserve admits at most k of N concurrent holds", async (store) => {
+    const hold = 3n * RUB;
+    const { account, key } = await seed(store, 5n * hold + hold / 2n); // covers k = 5
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => store.reserve(open(account.id, key.id, hold))),
+    );
+    assert.equal(results.filter(Boolean).length, 5);
+    const after = await store.getAccount(account.id);
+    assert.equal(after?.held, 5n * hold);
+    const running = await store.listGenerations(account.id, { limit: 100 });
+    assert.equal(running.length, 5);
+    assert.ok(running.every((g) => g.status === "running" && g.hold === hold));
+    await invariants(store, account.id);
+  });
+
+  test("reserve refuses a key of another account or an unknown key", async (store) => {
+    const { account } = await seed(store, 10n * RUB);
+    const other = await seed(store, 10n * RUB);
+    assert.equal(await store.reserve(open(account.id, other.key.id, 1n)), false);
+    assert.equal(await store.reserve(open(account.id, "key_missing", 1n)), false);
+    assert.equal((await store.getAccount(account.id))?.held, 0n);
+  });
+
+  test("settle debits, releases the hold, and a repeat is a no-op", async (store) => {
+    const { account, key } = await seed(store, 10n * RUB);
+    const g = open(account.id, key.id, 2n * RUB);
+    assert.equal(await store.reserve(g), true);
+    assert.equal(await store.settle(settlement(g.id, 1_234_567_890n)), true);
+    assert.equal(await store.settle(settlement(g.id, 9n * RUB)), false);
+    const after = await store.getAccount(account.id);
+    assert.equal(after?.balance, 10n * RUB - 1_234_567_890n);
+    assert.equal(after?.held, 0n);
+    const gen = await store.getGeneration(account.id, g.id);
+    assert.equal(gen?.status, "completed");
+    assert.equal(gen?.cost, 1_234_567_890n);
+    assert.deepEqual(gen?.tokens, { input: 10, output: 20 });
+    assert.deepEqual(gen?.costDetails, { upstream_inference_input_cost: 0.5 });
+    assert.equal(gen?.usageSource, "upstream");
+    assert.equal(gen?.finishReason, "stop");
+    assert.equal(gen?.provider, "mock");
+    assert.equal(gen?.upstreamModel, "mock-1");
+    assert.equal(gen?.latencyMs, 12);
+    assert.equal(gen?.ttftMs, 3);
+    assert.ok(gen?.finished instanceof Date);
+    const [k] = await store.listKeys(account.id);
+    assert.equal(k.spent, 1_234_567_890n);
+    const debits = (await store.listLedger(account.id)).filter((e) => e.kind === "debit");
+    assert.deepEqual(debits.map((e) => [e.amount, e.generationId]), [[-1_234_567_890n, g.id]]);
+    await invariants(store, account.id);
+  });
+
+  test("a zero-cost settlement releases the hold and writes no debit", async (store) => {
+    const { account, key } = await seed(store, RUB);
+    const g = open(account.id, key.id, RUB);
+    assert.equal(await store.reserve(g), true);
+    assert.equal(
+      await store.settle({ ...settlement(g.id, 0n), status: "failed", error: "x" }),
+      true,
+    );
+    const after = await store.getAccount(account.id);
+    assert.deepEqual([after?.balance, after?.held], [RUB, 0n]);
+    assert.equal((await store.listLedger(account.id)).filter((e) => e.kind === "debit").length, 0);
+    assert.equal((await store.getGeneration(account.id, g.id))?.error, "x");
+    await invariants(store, account.id);
+  });
+
+  test("concurrent settlements of one generation: exactly one applies", async (store) => {
+    const { account, key } = await seed(store, 10n * RUB);
+    const g = open(account.id, key.id, RUB);
+    assert.equal(await store.reserve(g), true);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.settle(settlement(g.id, BigInt(i + 1) * 1000n))),
+    );
+    assert.equal(results.filter(Boolean).length, 1);
+    const after = await store.getAccount(account.id);
+    assert.equal(after?.held, 0n);
+    const gen = await store.getGeneration(account.id, g.id);
+    assert.equal(after?.balance, 10n * RUB - gen!.cost);
+    await invariants(store, account.id);
+  });
+
+  test("ledger and generations agree after mixed traffic", async (store) => {
+    const { account, key } = await seed(store, 3n * RUB);
+    await store.topup(account.id, 2n * RUB, "t1");
+    const gens = Array.from({ length: 12 }, () => open(account.id, key.id, RUB / 3n));
+    const admitted = await Promise.all(gens.map((g) => store.reserve(g)));
+    await Promise.all(
+      gens.map((g, i) =>
+        admitted[i] && i % 3 !== 0 ? store.settle(settlement(g.id, BigInt(i) * 7_777_777n)) : null
+      ),
+    );
+    await store.topup(account.id, 1n * RUB, "t2");
+    await invariants(store, account.id);
+  });
+
+  test("listGenerations pages newest first with a cursor", async (store) => {
+    const { account, key } = await seed(store, 100n * RUB);
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const g = open(account.id, key.id, 1n);
+      assert.equal(await store.reserve(g), true);
+      ids.push(g.id);
+    }
+    const newest = [...ids].reverse();
+    const page1 = await store.listGenerations(account.id, { limit: 3 });
+    const page2 = await store.listGenerations(account.id, { limit: 3, before: page1[2].id });
+    const page3 = await store.listGenerations(account.id, { limit: 3, before: page2[2].id });
+    assert.deepEqual([...page1, ...page2, ...page3].map((g) => g.id), newest);
+    assert.equal(page3.length, 1);
+    assert.deepEqual(await store.listGenerations(account.id, { limit: 3, before: "gen_nope" }), []);
+  });
+
+  test("another account's generation is invisible", async (store) => {
+    const { account, key } = await seed(store, RUB);
+    const other = await store.createAccount("other", RUB);
+    const g = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(g), true);
+    assert.equal(await store.getGeneration(other.id, g.id), null);
+    assert.deepEqual(await store.listGenerations(other.id, { limit: 10 }), []);
+    assert.deepEqual(
+      await store.listGenerations(other.id, { limit: 10, before: g.id }),
+      [],
+    );
+    assert.equal((await store.getGeneration(account.id, g.id))?.id, g.id);
+  });
+
+  test("a key's spend cap blocks reserve, counting spent and holds in flight", async (store) => {
+    const { account, key } = await seed(store, 100n * RUB);
+    await store.setKeyLimits(key.id, { spend: 5n * RUB });
+    const g1 = open(account.id, key.id, 3n * RUB);
+    assert.equal(await store.reserve(g1), true);
+    assert.equal(await store.reserve(open(account.id, key.id, 3n * RUB)), false); // 3 + 3 > 5
+    assert.equal(await store.settle(settlement(g1.id, 4n * RUB)), true);
+    assert.equal(await store.reserve(open(account.id, key.id, 2n * RUB)), false); // 4 + 2 > 5
+    assert.equal(await store.reserve(open(account.id, key.id, RUB)), true); // 4 + 1 = 5
+    await store.setKeyLimits(key.id, { spend: null });
+    assert.equal(await store.reserve(open(account.id, key.id, 50n * RUB)), true);
+    await invariants(store, account.id);
+  });
+
+  test("staleGenerations lists running generations opened before a time", async (store) => {
+    const { account, key } = await seed(store, RUB);
+    const a = open(account.id, key.id, 1n);
+    const b = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(a), true);
+    assert.equal(await store.reserve(b), true);
+    await store.settle(settlement(b.id, 1n));
+    const future = new Date(Date.now() + 60_000);
+    assert.deepEqual((await store.staleGenerations(future)).map((g) => g.id), [a.id]);
+    assert.deepEqual(await store.staleGenerations(new Date(Date.now() - 60_000)), []);
+  });
+
+  test("blobs round-trip", async (store) => {
+    const a = await store.createAccount("a", 0n);
+    const blob = {
+      id: newId("blob"),
+      accountId: a.id,
+      contentType: "image/png",
+      size: 1234,
+      storageKey: "ab/cd.png",
+      created: new Date("2030-01-02T03:04:05.678Z"),
+    };
+    await store.putBlob(blob);
+    assert.deepEqual(await store.getBlob(blob.id), blob);
+    assert.equal(await store.getBlob("blob_missing"), null);
+  });
+
+  test("ping answers", async (store) => {
+    await store.ping();
+  });
+}

@@ -1,0 +1,178 @@
+/**
+ * The store: accounts, keys, ledger, generations, blobs. One interface, one SQL
+ * implementation over two drivers (embedded PGlite, PostgreSQL via postgres.js). All money
+ * is bigint nano-roubles.
+ */
+export interface Account {
+  id: string;
+  name: string;
+  balance: bigint;
+  held: bigint;
+  defaultModel: string | null;
+  /** Requests per minute for the whole account; null = config default. */
+  rpmLimit: number | null;
+  created: Date;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  /** The visible prefix of the key (e.g. `tg_AbC1`), for operators to recognise it. */
+  prefix: string;
+  label: string | null;
+  revoked: boolean;
+  rpmLimit: number | null;
+  /** Optional lifetime spend cap in nano-roubles; null = none. */
+  spendLimit: bigint | null;
+  spent: bigint;
+  lastUsed: Date | null;
+  created: Date;
+}
+
+/** A key as the auth stage sees it: the key row joined with its account's settings. */
+export interface KeyAuth {
+  key: ApiKeyRecord;
+  account: Account;
+}
+
+export interface LedgerEntry {
+  id: string;
+  accountId: string;
+  amount: bigint;
+  kind: "topup" | "debit" | "refund" | "adjustment";
+  generationId: string | null;
+  idempotencyKey: string | null;
+  created: Date;
+}
+
+export type GenerationStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+
+export interface GenerationOpen {
+  id: string;
+  accountId: string;
+  keyId: string;
+  endpoint: string;
+  model: string;
+  stream: boolean;
+  /** The hold reserved for this generation, nano-roubles. */
+  hold: bigint;
+}
+
+export interface Settlement {
+  generationId: string;
+  status: Exclude<GenerationStatus, "running">;
+  /** The debit, nano-roubles, markup included (0 for a failed call with no output). */
+  cost: bigint;
+  costDetails: Record<string, number>;
+  provider: string | null;
+  upstreamModel: string | null;
+  finishReason: string | null;
+  tokens: {
+    input?: number;
+    output?: number;
+    cacheRead?: number;
+    cacheWrite?: number;
+    reasoning?: number;
+  };
+  usageSource: "upstream" | "counted" | "none";
+  latencyMs: number | null;
+  ttftMs: number | null;
+  error: string | null;
+}
+
+export interface Generation {
+  id: string;
+  accountId: string;
+  keyId: string;
+  endpoint: string;
+  model: string;
+  provider: string | null;
+  upstreamModel: string | null;
+  stream: boolean;
+  status: GenerationStatus;
+  finishReason: string | null;
+  tokens: Settlement["tokens"];
+  cost: bigint;
+  costDetails: Record<string, number>;
+  usageSource: string | null;
+  hold: bigint;
+  latencyMs: number | null;
+  ttftMs: number | null;
+  error: string | null;
+  created: Date;
+  finished: Date | null;
+}
+
+export interface Blob {
+  id: string;
+  accountId: string;
+  contentType: string;
+  size: number;
+  storageKey: string;
+  created: Date;
+}
+
+export interface Store {
+  /** Applies pending migrations under an advisory lock; idempotent. */
+  migrate(): Promise<void>;
+  /** A trivial round trip, for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createAccount(name: string, balance: bigint): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+  /** The oldest account with this name (names are not unique), e.g. the demo account. */
+  findAccountByName(name: string): Promise<Account | null>;
+  setDefaultModel(accountId: string, model: string | null): Promise<void>;
+  setAccountRpm(accountId: string, rpm: number | null): Promise<void>;
+
+  /** Stores only the SHA-256 hex of the key. */
+  createKey(
+    accountId: string,
+    keyHash: string,
+    prefix: string,
+    label: string | null,
+  ): Promise<ApiKeyRecord>;
+  findKeyByHash(keyHash: string): Promise<KeyAuth | null>;
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  revokeKey(keyId: string): Promise<boolean>;
+  setKeyLimits(
+    keyId: string,
+    limits: { rpm?: number | null; spend?: bigint | null },
+  ): Promise<void>;
+  touchKey(keyId: string, at: Date): Promise<void>;
+
+  /**
+   * Credits the account once per idempotency key: a repeat returns the first entry and
+   * `applied: false`.
+   */
+  topup(
+    accountId: string,
+    amount: bigint,
+    idempotencyKey: string,
+  ): Promise<{ entry: LedgerEntry; applied: boolean }>;
+
+  /**
+   * One statement: reserves `hold` on the balance if `balance - held >= hold` (and the key's
+   * spend cap allows it) and opens the generation row. Returns false when funds are short.
+   */
+  reserve(g: GenerationOpen): Promise<boolean>;
+  /**
+   * One transaction: debits the cost, releases the hold, writes the ledger entry (unique per
+   * generation) and closes the generation row. A repeat is a no-op returning false.
+   */
+  settle(s: Settlement): Promise<boolean>;
+
+  getGeneration(accountId: string, id: string): Promise<Generation | null>;
+  /** Newest first; `before` is the cursor (a generation id from the previous page). */
+  listGenerations(
+    accountId: string,
+    opts: { limit: number; before?: string },
+  ): Promise<Generation[]>;
+  /** Generations still `running` that were opened before `olderThan`. */
+  staleGenerations(olderThan: Date): Promise<Generation[]>;
+  listLedger(accountId: string): Promise<LedgerEntry[]>;
+
+  putBlob(b: Blob): Promise<void>;
+  getBlob(id: string): Promise<Blob | null>;
+}

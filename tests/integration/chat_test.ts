@@ -1,0 +1,75 @@
+/**
+ * Chat completions end to end: the real `openai` SDK → a real gateway over HTTP → the mock
+ * upstream; metering checked against the store.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { nanoToRub } from "../../src/billing/money.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+
+function client(g: TestGateway, key = g.key) {
+  return new OpenAI({ apiKey: key, baseURL: g.baseURL, maxRetries: 0 });
+}
+
+async function withGateway(fn: (g: TestGateway) => Promise<void>, opts = {}) {
+  const g = await startGateway(opts);
+  try {
+    await fn(g);
+    await g.settled();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+  } finally {
+    await g.close();
+  }
+}
+
+Deno.test("chat: non-streaming completion returns text, usage and the debited cost", async () => {
+  await withGateway(async (g) => {
+    const before = (await g.store.getAccount(g.accountId))!.balance;
+    const raw = await client(g).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Say hello [[mock:tokens=5]]" }],
+    }).withResponse();
+    const r = raw.data;
+    assert.equal(r.object, "chat.completion");
+    assert.equal(r.model, MODEL);
+    assert.ok(r.choices[0].message.content!.length > 0);
+    assert.equal(r.choices[0].finish_reason, "stop");
+    assert.equal(r.usage!.completion_tokens, 5);
+    const usage = r.usage as unknown as { cost: number; cost_details: Record<string, number> };
+    assert.ok(usage.cost > 0);
+    assert.ok("upstream_inference_input_cost" in usage.cost_details);
+    const genId = raw.response.headers.get("x-generation-id")!;
+    assert.match(genId, /^gen_/);
+    await g.settled();
+    const after = (await g.store.getAccount(g.accountId))!;
+    assert.equal(nanoToRub(before - after.balance), usage.cost);
+    assert.equal(after.held, 0n);
+    const gen = await g.store.getGeneration(g.accountId, genId);
+    assert.equal(gen?.status, "completed");
+    assert.equal(gen?.usageSource, "upstream");
+  });
+});
+
+Deno.test("chat: streaming relays chunks and ends with usage, cost and [DONE]", async () => {
+  await withGateway(async (g) => {
+    const stream = await client(g).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Count [[mock:tokens=8]]" }],
+      stream: true,
+    });
+    let text = "";
+    let usage: Record<string, unknown> | undefined;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      text += chunk.choices[0]?.delta?.content ?? "";
+      if (chunk.usage) usage = chunk.usage as unknown as Record<string, unknown>;
+    }
+    assert.ok(chunks >= 8);
+    assert.ok(text.length > 0);
+    assert.equal(usage?.completion_tokens, 8);
+    assert.equal(typeof usage?.cost, "number");
+  });
+});
