@@ -12,6 +12,7 @@ import {
 import { GatewayError, internalError, isGatewayError } from "./http/gateway_error.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { handleText } from "./pipeline/pipeline.ts";
+import { authenticate } from "./pipeline/auth.ts";
 import { getGeneration, listGenerations } from "./pipeline/generations.ts";
 import { FORMATS } from "./formats/mod.ts";
 import type { Listing } from "./catalogue/listing.ts";
@@ -57,13 +58,19 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       method: "GET",
       path: "/v1/models",
       envelope: "generic",
-      handle: (r) => extras.listing.models(r),
+      handle: async (r) => {
+        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        return extras.listing.models(r);
+      },
     },
     {
       method: "GET",
       path: "/v1/embeddings/models",
       envelope: "coded",
-      handle: (r) => extras.listing.embeddingModels(r),
+      handle: async (r) => {
+        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        return extras.listing.embeddingModels(r);
+      },
     },
     {
       method: "POST",

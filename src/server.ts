@@ -18,6 +18,7 @@ import { KeyCache } from "./pipeline/auth.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { createApp, type Handler, type Route } from "./app.ts";
 import { sweep } from "./pipeline/sweeper.ts";
+import { nonTextRoutes } from "./endpoints/mod.ts";
 
 export interface Gateway {
   ctx: AppContext;
@@ -62,7 +63,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     draining: false,
   };
   const listing = createListing(catalogue, { usdRub: cfg.USD_RUB, markup: cfg.MARKUP });
-  const handler = createApp(ctx, { listing, routes: opts.routes?.(ctx) });
+  const handler = createApp(ctx, {
+    listing,
+    routes: [...nonTextRoutes(ctx), ...(opts.routes?.(ctx) ?? [])],
+  });
   return {
     ctx,
     handler,

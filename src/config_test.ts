@@ -1,0 +1,108 @@
+/** Config validation: defaults, and one line naming the variable when a value is bad. */
+import assert from "node:assert/strict";
+import { ConfigError, parseConfig } from "./config.ts";
+
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (e) {
+    assert.ok(e instanceof ConfigError, `expected a ConfigError, got ${e}`);
+    return e;
+  }
+  assert.fail(`expected ${JSON.stringify(env)} to be rejected`);
+}
+
+Deno.test("config: defaults when nothing is set", () => {
+  const cfg = parseConfig({});
+  assert.equal(cfg.PORT, 8787);
+  assert.equal(cfg.HOST, "0.0.0.0");
+  assert.equal(cfg.DATA_DIR, "./data");
+  assert.equal(cfg.DATABASE_URL, undefined);
+  assert.equal(cfg.REDIS_URL, undefined);
+  assert.equal(cfg.USD_RUB, "92.5");
+  assert.equal(cfg.MARKUP, "0.05");
+  assert.equal(cfg.KEY_PREFIX, "tg");
+  assert.equal(cfg.ADMIN_TOKEN, undefined);
+  assert.equal(cfg.CANCEL_POLICY, "abort");
+  assert.equal(cfg.KEY_CACHE_TTL_MS, 10_000);
+  assert.equal(cfg.LOG_LEVEL, "info");
+  assert.ok(cfg.BODY_MAX_BYTES >= 1024);
+  assert.ok(cfg.RATE_LIMIT_RPM >= 0);
+});
+
+Deno.test("config: an empty string counts as unset", () => {
+  const cfg = parseConfig({ PORT: "", USD_RUB: "", DATABASE_URL: "" });
+  assert.equal(cfg.PORT, 8787);
+  assert.equal(cfg.USD_RUB, "92.5");
+  assert.equal(cfg.DATABASE_URL, undefined);
+});
+
+Deno.test("config: values are coerced and kept", () => {
+  const cfg = parseConfig({
+    PORT: "0",
+    USD_RUB: "100.25",
+    MARKUP: "0",
+    KEY_CACHE_TTL_MS: "0",
+    CANCEL_POLICY: "drain",
+    DATABASE_URL: "postgres://u@localhost:5432/db",
+  });
+  assert.equal(cfg.PORT, 0);
+  assert.equal(cfg.USD_RUB, "100.25");
+  assert.equal(cfg.MARKUP, "0");
+  assert.equal(cfg.KEY_CACHE_TTL_MS, 0);
+  assert.equal(cfg.CANCEL_POLICY, "drain");
+  assert.equal(cfg.DATABASE_URL, "postgres://u@localhost:5432/db");
+});
+
+Deno.test("config: unrelated environment variables are ignored", () => {
+  const cfg = parseConfig({ PATH: "/bin", OPENAI_API_KEY: "sk-secret", HOME: "/root" });
+  assert.equal(cfg.PORT, 8787);
+  assert.ok(!JSON.stringify(cfg).includes("sk-secret"));
+});
+
+for (const port of ["abc", "-1", "65536", "80.5", "8080x"]) {
+  Deno.test(`config: PORT=${port} is rejected with one line naming PORT`, () => {
+    const e = configError({ PORT: port });
+    assert.ok(!e.message.includes("\n"), `one line: ${JSON.stringify(e.message)}`);
+    assert.match(e.message, /\bPORT\b/);
+    assert.ok(e.message.includes(port), `names the value: ${e.message}`);
+  });
+}
+
+for (const rate of ["abc", "-1", "1,5", "92.", ".5", "1e3"]) {
+  Deno.test(`config: USD_RUB=${rate} is rejected with one line naming USD_RUB`, () => {
+    const e = configError({ USD_RUB: rate });
+    assert.ok(!e.message.includes("\n"), `one line: ${JSON.stringify(e.message)}`);
+    assert.match(e.message, /\bUSD_RUB\b/);
+  });
+}
+
+Deno.test("config: the message names the bad variable, not a good one next to it", () => {
+  const e = configError({ PORT: "8080", USD_RUB: "92.5", MARKUP: "lots" });
+  assert.match(e.message, /\bMARKUP\b/);
+  assert.doesNotMatch(e.message, /\bPORT\b/);
+});
+
+Deno.test("config: other bad values name their variable", () => {
+  const cases: Record<string, string> = {
+    CANCEL_POLICY: "sometimes",
+    LOG_LEVEL: "loud",
+    DATABASE_URL: "not a url",
+    KEY_PREFIX: "Bad_Prefix",
+    ADMIN_TOKEN: "short",
+    KEY_CACHE_TTL_MS: "-5",
+    BODY_MAX_BYTES: "10",
+  };
+  for (const [name, value] of Object.entries(cases)) {
+    const e = configError({ [name]: value });
+    assert.ok(!e.message.includes("\n"), `${name}: one line`);
+    assert.ok(e.message.includes(name), `${name}: ${e.message}`);
+  }
+});
+
+Deno.test("config: USD_RUB=0 is rejected (a zero rate would make every model free)", () => {
+  for (const rate of ["0", "0.0", "0.000"]) {
+    const e = configError({ USD_RUB: rate });
+    assert.match(e.message, /\bUSD_RUB\b/);
+  }
+});

@@ -1,0 +1,172 @@
+/** The JSON body reader: byte cap enforced while streaming, shape and encoding checks. */
+import assert from "node:assert/strict";
+import { readJsonBody } from "./body.ts";
+import { GatewayError } from "./gateway_error.ts";
+import { jsonDepthMax } from "../lib/bounds.ts";
+
+const URL_ = "http://gateway.test/v1/chat/completions";
+const MAX = 1024;
+
+function post(body: BodyInit | null, headers: Record<string, string> = {}): Request {
+  return new Request(URL_, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** A body the reader cannot size in advance: chunks from a stream, no Content-Length. */
+function streamed(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (i < chunks.length) c.enqueue(chunks[i++]);
+      else c.close();
+    },
+  });
+}
+
+async function status(req: Request, max = MAX): Promise<{ status: number; message: string }> {
+  try {
+    await readJsonBody(req, max);
+  } catch (e) {
+    assert.ok(e instanceof GatewayError, `expected a GatewayError, got ${e}`);
+    return { status: e.status, message: e.message };
+  }
+  assert.fail("expected the body to be refused");
+}
+
+Deno.test("body: a JSON object is read", async () => {
+  const v = await readJsonBody(post(JSON.stringify({ model: "a/b", n: [1, { x: 2 }] })), MAX);
+  assert.deepEqual(v, { model: "a/b", n: [1, { x: 2 }] });
+});
+
+Deno.test("body: charset parameter and +json types are accepted", async () => {
+  for (
+    const type of ["application/json; charset=utf-8", "Application/JSON", "application/vnd.x+json"]
+  ) {
+    const v = await readJsonBody(post('{"a":1}', { "content-type": type }), MAX);
+    assert.deepEqual(v, { a: 1 });
+  }
+});
+
+Deno.test("body: wrong content type → 400", async () => {
+  for (
+    const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/jsonx",
+    ]
+  ) {
+    const r = await status(post('{"a":1}', { "content-type": type }));
+    assert.equal(r.status, 400, type);
+    assert.match(r.message, /JSON/);
+  }
+});
+
+Deno.test("body: oversized (declared) → 413", async () => {
+  const r = await status(post(JSON.stringify({ a: "x".repeat(MAX) })));
+  assert.equal(r.status, 413);
+});
+
+Deno.test("body: oversized with a lying Content-Length → 413", async () => {
+  const big = new TextEncoder().encode(JSON.stringify({ a: "x".repeat(MAX * 4) }));
+  const req = post(streamed([big.slice(0, 100), big.slice(100)]), { "content-length": "20" });
+  const r = await status(req);
+  assert.equal(r.status, 413);
+});
+
+Deno.test("body: oversized with no Content-Length (chunked) → 413", async () => {
+  const chunk = new TextEncoder().encode("x".repeat(300));
+  const start = new TextEncoder().encode('{"a":"');
+  const req = post(streamed([start, chunk, chunk, chunk, chunk, chunk]));
+  assert.equal(req.headers.get("content-length"), null);
+  const r = await status(req);
+  assert.equal(r.status, 413);
+});
+
+Deno.test("body: exactly the limit is accepted", async () => {
+  const filler = "x".repeat(MAX - '{"a":""}'.length);
+  const text = JSON.stringify({ a: filler });
+  assert.equal(new TextEncoder().encode(text).byteLength, MAX);
+  const v = await readJsonBody(post(text), MAX);
+  assert.equal((v.a as string).length, filler.length);
+});
+
+Deno.test("body: malformed JSON → 400", async () => {
+  for (const text of ['{"a":', "{a:1}", '{"a":1}}', "{'a':1}", '{"a":1,}']) {
+    const r = await status(post(text));
+    assert.equal(r.status, 400, text);
+  }
+});
+
+Deno.test("body: empty body → 400", async () => {
+  for (const body of [null, "", "   \n"]) {
+    const r = await status(post(body));
+    assert.equal(r.status, 400, JSON.stringify(body));
+  }
+});
+
+Deno.test("body: a JSON value that is not an object → 400", async () => {
+  for (const text of ["[]", "[{}]", "null", "1", '"s"', "true"]) {
+    const r = await status(post(text));
+    assert.equal(r.status, 400, text);
+    assert.match(r.message, /object/);
+  }
+});
+
+Deno.test("body: invalid UTF-8 → 400", async () => {
+  const bytes = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]); // {"a":"\xff\xfe"}
+  const r = await status(post(bytes));
+  assert.equal(r.status, 400);
+  assert.match(r.message, /UTF-8/);
+});
+
+Deno.test("body: a UTF-8 sequence split across chunks is fine", async () => {
+  const bytes = new TextEncoder().encode('{"a":"привет"}');
+  const v = await readJsonBody(post(streamed([bytes.slice(0, 8), bytes.slice(8)])), MAX);
+  assert.equal(v.a, "привет");
+});
+
+Deno.test("body: deep nesting → 400; ordinary nesting is fine", async () => {
+  const deep = "[".repeat(jsonDepthMax + 10) + "]".repeat(jsonDepthMax + 10);
+  const r = await status(post(`{"a":${deep}}`, {}), 1_000_000);
+  assert.equal(r.status, 400);
+  assert.match(r.message, /nest/);
+
+  const deepObj = '{"a":'.repeat(jsonDepthMax + 10) + "1" + "}".repeat(jsonDepthMax + 10);
+  assert.equal((await status(post(deepObj), 1_000_000)).status, 400);
+
+  const ok = '{"a":'.repeat(20) + "1" + "}".repeat(20);
+  await readJsonBody(post(ok), MAX);
+});
+
+Deno.test("body: very deep nesting does not blow the stack", async () => {
+  const n = 100_000;
+  const r = await status(post(`{"a":${"[".repeat(n)}${"]".repeat(n)}}`), 1_000_000);
+  assert.equal(r.status, 400);
+});
+
+Deno.test("body: __proto__ keys are removed at every level", async () => {
+  const text =
+    '{"__proto__":{"polluted":1},"model":"a/b","messages":[{"__proto__":{"x":1},"role":"user"}],"o":{"p":{"__proto__":{"y":2}}}}';
+  const v = await readJsonBody(post(text), MAX);
+  assert.ok(!Object.hasOwn(v, "__proto__"));
+  assert.equal(v.model, "a/b");
+  const m = (v.messages as Record<string, unknown>[])[0];
+  assert.ok(!Object.hasOwn(m, "__proto__"));
+  assert.equal(m.role, "user");
+  const p = (v.o as { p: Record<string, unknown> }).p;
+  assert.ok(!Object.hasOwn(p, "__proto__"));
+  // And nothing leaked into the prototype chain.
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(Object.getPrototypeOf(v), Object.prototype);
+  assert.equal(Object.assign({}, v).polluted, undefined);
+});
+
+Deno.test("body: constructor / prototype keys are ordinary data", async () => {
+  const v = await readJsonBody(post('{"constructor":{"prototype":{"z":1}}}'), MAX);
+  assert.deepEqual(v, { constructor: { prototype: { z: 1 } } });
+  assert.equal(({} as Record<string, unknown>).z, undefined);
+});

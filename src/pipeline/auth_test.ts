@@ -1,0 +1,256 @@
+/** Auth: header parsing, key shape, the key cache and revocation. */
+import assert from "node:assert/strict";
+import { authenticate, extractKey, KeyCache } from "./auth.ts";
+import { GatewayError } from "../http/gateway_error.ts";
+import { generateKey, hashKey } from "../store/keys.ts";
+import { Tracker } from "../lib/tracker.ts";
+import type { Account, ApiKeyRecord, KeyAuth, Store } from "../store/store.ts";
+
+const KEY = "tg_" + "A1b2C3d4E5".repeat(4) + "xyz"; // 43 base62 chars, like a real key
+const OTHER = "tg_" + "Z9y8X7w6V5".repeat(4) + "abc";
+
+function rejects401(headers: HeadersInit, why: RegExp | undefined = undefined): GatewayError {
+  try {
+    extractKey(new Headers(headers));
+  } catch (e) {
+    assert.ok(e instanceof GatewayError, `expected a GatewayError, got ${e}`);
+    assert.equal(e.status, 401);
+    if (why) assert.match(e.message, why);
+    return e;
+  }
+  assert.fail(`expected ${JSON.stringify(headers)} to be refused`);
+}
+
+Deno.test("auth: Authorization: Bearer <key>", () => {
+  assert.equal(extractKey(new Headers({ authorization: `Bearer ${KEY}` })), KEY);
+  assert.equal(extractKey(new Headers({ authorization: `bearer ${KEY}` })), KEY);
+  assert.equal(extractKey(new Headers({ authorization: `Bearer   ${KEY}  ` })), KEY);
+});
+
+Deno.test("auth: x-api-key alone (the vendor SDK's header)", () => {
+  assert.equal(extractKey(new Headers({ "x-api-key": KEY })), KEY);
+});
+
+Deno.test("auth: the same key in both headers is fine", () => {
+  assert.equal(
+    extractKey(new Headers({ authorization: `Bearer ${KEY}`, "x-api-key": KEY })),
+    KEY,
+  );
+});
+
+Deno.test("auth: two different keys in two headers → 401", () => {
+  rejects401({ authorization: `Bearer ${KEY}`, "x-api-key": OTHER }, /two different/);
+});
+
+Deno.test("auth: missing key → 401", () => {
+  rejects401({}, /missing/);
+  rejects401({ "x-api-key": "" });
+  rejects401({ "x-api-key": "   " });
+});
+
+Deno.test("auth: malformed Authorization → 401", () => {
+  for (
+    const value of [
+      KEY, // no scheme
+      `Basic ${btoa("user:" + KEY)}`,
+      "Bearer",
+      "Bearer ",
+      `Bearer ${KEY} extra`,
+      `Token ${KEY}`,
+      `Bearer${KEY}`,
+    ]
+  ) {
+    rejects401({ authorization: value });
+  }
+});
+
+Deno.test("auth: a malformed Authorization is not rescued by a good x-api-key", () => {
+  rejects401({ authorization: "Basic abc", "x-api-key": KEY });
+});
+
+Deno.test("auth: key shape is checked before any lookup", () => {
+  for (
+    const key of [
+      "tg_short", // too short
+      "tg-" + "a".repeat(43), // no underscore
+      "TG_" + "a".repeat(43), // prefix must be lowercase
+      "tg_" + "a".repeat(42) + "!", // not base62
+      "tg_" + "a".repeat(300), // far too long
+      "_" + "a".repeat(43), // no prefix
+      "sk-proj-" + "a".repeat(40), // someone else's key
+    ]
+  ) {
+    rejects401({ authorization: `Bearer ${key}` }, /invalid API key/);
+  }
+});
+
+Deno.test("auth: a generated key has the accepted shape", async () => {
+  const k = await generateKey("tg");
+  assert.match(k.key, /^tg_[A-Za-z0-9]{43}$/);
+  assert.equal(extractKey(new Headers({ authorization: `Bearer ${k.key}` })), k.key);
+  assert.ok(k.key.startsWith(k.display));
+  assert.equal(k.hash, await hashKey(k.key));
+});
+
+// --- authenticate against a store stub -------------------------------------------------
+
+function fakeStore(entries: Map<string, KeyAuth>) {
+  let lookups = 0;
+  let touches = 0;
+  let down = false;
+  const store = {
+    findKeyByHash(hash: string) {
+      lookups++;
+      if (down) return Promise.reject(new Error("store down"));
+      const e = entries.get(hash);
+      return Promise.resolve(e ? structuredClone(e) : null);
+    },
+    touchKey() {
+      touches++;
+      return Promise.resolve();
+    },
+  } as unknown as Store;
+  return {
+    store,
+    get lookups() {
+      return lookups;
+    },
+    get touches() {
+      return touches;
+    },
+    setDown(v: boolean) {
+      down = v;
+    },
+  };
+}
+
+function keyAuth(revoked = false): KeyAuth {
+  const account: Account = {
+    id: "acc_1",
+    name: "t",
+    balance: 0n,
+    held: 0n,
+    defaultModel: "openai/gpt-4o-mini",
+    rpmLimit: 7,
+    created: new Date(0),
+  };
+  const key: ApiKeyRecord = {
+    id: "key_1",
+    accountId: "acc_1",
+    prefix: "tg_A1b2C3d4",
+    label: null,
+    revoked,
+    rpmLimit: 3,
+    spendLimit: null,
+    spent: 0n,
+    lastUsed: null,
+    created: new Date(0),
+  };
+  return { key, account };
+}
+
+Deno.test("auth: authenticate returns the caller with its limits and default model", async () => {
+  const entries = new Map([[await hashKey(KEY), keyAuth()]]);
+  const s = fakeStore(entries);
+  const tracker = new Tracker();
+  const caller = await authenticate(new Headers({ "x-api-key": KEY }), {
+    store: s.store,
+    keyCache: new KeyCache(0),
+    tracker,
+    keyPrefix: "tg",
+  });
+  assert.deepEqual(caller, {
+    accountId: "acc_1",
+    keyId: "key_1",
+    defaultModel: "openai/gpt-4o-mini",
+    keyRpm: 3,
+    accountRpm: 7,
+  });
+  await tracker.idle();
+  assert.equal(s.touches, 1);
+});
+
+Deno.test("auth: unknown, revoked and other-prefix keys → 401", async () => {
+  const entries = new Map([[await hashKey(KEY), keyAuth(true)]]);
+  const s = fakeStore(entries);
+  const deps = {
+    store: s.store,
+    keyCache: new KeyCache(0),
+    tracker: new Tracker(),
+    keyPrefix: "tg",
+  };
+  for (const key of [KEY, OTHER]) {
+    await assert.rejects(
+      authenticate(new Headers({ authorization: `Bearer ${key}` }), deps),
+      (e: unknown) => e instanceof GatewayError && e.status === 401,
+    );
+  }
+  const lookupsBefore = s.lookups;
+  await assert.rejects(
+    authenticate(new Headers({ authorization: `Bearer xx_${"a".repeat(43)}` }), deps),
+    (e: unknown) => e instanceof GatewayError && e.status === 401,
+  );
+  assert.equal(s.lookups, lookupsBefore, "a key with another prefix is not looked up");
+});
+
+Deno.test("auth: with a TTL of 0 a revocation is seen on the next request", async () => {
+  const entry = keyAuth(false);
+  const entries = new Map([[await hashKey(KEY), entry]]);
+  const s = fakeStore(entries);
+  const deps = {
+    store: s.store,
+    keyCache: new KeyCache(0),
+    tracker: new Tracker(),
+    keyPrefix: "tg",
+  };
+  const h = new Headers({ authorization: `Bearer ${KEY}` });
+  await authenticate(h, deps);
+  entry.key.revoked = true;
+  await assert.rejects(authenticate(h, deps), (e: unknown) => (e as GatewayError).status === 401);
+  await deps.tracker.idle();
+});
+
+Deno.test("auth: the cache answers within its TTL, hits and misses alike", async () => {
+  const entries = new Map([[await hashKey(KEY), keyAuth()]]);
+  const s = fakeStore(entries);
+  const deps = {
+    store: s.store,
+    keyCache: new KeyCache(60_000),
+    tracker: new Tracker(),
+    keyPrefix: "tg",
+  };
+  for (let i = 0; i < 3; i++) await authenticate(new Headers({ "x-api-key": KEY }), deps);
+  assert.equal(s.lookups, 1);
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(authenticate(new Headers({ "x-api-key": OTHER }), deps));
+  }
+  assert.equal(s.lookups, 2, "a miss is cached too");
+  await deps.tracker.idle();
+  assert.equal(s.touches, 1, "last_used is written at most once per interval");
+});
+
+Deno.test("auth: KeyCache entries expire", () => {
+  const c = new KeyCache(1000);
+  const v = keyAuth();
+  c.set("h", v, 0);
+  assert.equal(c.get("h", 999), v);
+  assert.equal(c.get("h", 1000), undefined);
+  c.set("miss", null, 0);
+  assert.equal(c.get("miss", 10), null);
+  assert.equal(c.get("never", 10), undefined);
+});
+
+Deno.test("auth: a store outage is a 503 with Retry-After, not a 401", async () => {
+  const s = fakeStore(new Map());
+  s.setDown(true);
+  const deps = {
+    store: s.store,
+    keyCache: new KeyCache(0),
+    tracker: new Tracker(),
+    keyPrefix: "tg",
+  };
+  await assert.rejects(
+    authenticate(new Headers({ "x-api-key": KEY }), deps),
+    (e: unknown) => e instanceof GatewayError && e.status === 503 && e.retryAfter !== undefined,
+  );
+});

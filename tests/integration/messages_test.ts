@@ -1,0 +1,714 @@
+/**
+ * POST /v1/messages end to end: the real `@anthropic-ai/sdk` → a real gateway over HTTP → the
+ * mock upstream, served both by an anthropic-messages upstream (pass-through) and by an
+ * openai-chat upstream (transcoded); metering checked against the store.
+ */
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { ALL_VIA_ANTHROPIC, ALL_VIA_CHAT } from "../helpers/providers.ts";
+import { nanoToRub } from "../../src/billing/money.ts";
+
+/** A catalogue slug; the bundled providers file sends anthropic/* to the anthropic provider. */
+const MODEL = "anthropic/claude-sonnet-4.5";
+/** What the anthropic provider calls it upstream (dots → dashes). */
+const UPSTREAM_NAME = "claude-sonnet-4-5";
+
+type Upstream = "anthropic" | "chat";
+const UPSTREAMS: Upstream[] = ["anthropic", "chat"];
+
+/** Gateway options for an upstream kind: the bundled file (anthropic) or everything via chat. */
+function upstreamOpts(u: Upstream) {
+  return u === "anthropic" ? {} : { providers: ALL_VIA_CHAT };
+}
+
+function client(g: TestGateway, key = g.key) {
+  return new Anthropic({ apiKey: key, baseURL: g.url, maxRetries: 0 });
+}
+
+async function withGateway(
+  fn: (g: TestGateway) => Promise<void>,
+  opts: Parameters<typeof startGateway>[0] = {},
+  extraAccounts: () => string[] = () => [],
+) {
+  const g = await startGateway(opts);
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    assert.deepEqual(
+      await checkInvariants(g.store, [g.accountId, ...extraAccounts()]),
+      [],
+    );
+  } finally {
+    await g.close();
+  }
+}
+
+interface Sse {
+  event?: string;
+  data: string;
+}
+
+/** The events of an SSE body (comments and empty frames skipped). */
+function parseSse(text: string): Sse[] {
+  const out: Sse[] = [];
+  for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (event !== undefined || data.length > 0) out.push({ event, data: data.join("\n") });
+  }
+  return out;
+}
+
+function post(g: TestGateway, body: unknown, headers: Record<string, string> = {}, key = g.key) {
+  return fetch(`${g.url}/v1/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+async function expectError(
+  res: Response,
+  status: number,
+  type: string,
+): Promise<{ type: string; error: { type: string; message: string } }> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  assert.match(res.headers.get("content-type") ?? "", /application\/json/);
+  const body = JSON.parse(text);
+  assert.equal(body.type, "error", text);
+  assert.equal(body.error.type, type, text);
+  assert.equal(typeof body.error.message, "string");
+  return body;
+}
+
+// ---- non-streaming -------------------------------------------------------------------------
+
+for (const u of UPSTREAMS) {
+  Deno.test(`messages (${u} upstream): non-streaming message with usage and the debited cost`, async () => {
+    await withGateway(async (g) => {
+      const before = (await g.store.getAccount(g.accountId))!.balance;
+      const raw = await client(g).messages.create({
+        model: MODEL,
+        max_tokens: 256,
+        messages: [{ role: "user", content: "Say hello [[mock:tokens=5]]" }],
+      }).withResponse();
+      const m = raw.data;
+      assert.equal(m.type, "message");
+      assert.equal(m.role, "assistant");
+      assert.equal(m.model, MODEL);
+      assert.equal(m.stop_reason, "end_turn");
+      assert.equal(m.content.length, 1);
+      assert.equal(m.content[0].type, "text");
+      assert.equal((m.content[0] as { text: string }).text, "tok0 tok1 tok2 tok3 tok4");
+      const usage = m.usage as unknown as Record<string, unknown>;
+      assert.equal(usage.output_tokens, 5);
+      assert.equal(typeof usage.input_tokens, "number");
+      assert.ok((usage.input_tokens as number) > 0);
+      assert.equal(usage.cache_creation_input_tokens, 0);
+      assert.equal(usage.cache_read_input_tokens, 0);
+      assert.equal(typeof usage.cost, "number");
+      assert.ok((usage.cost as number) > 0);
+      assert.equal(typeof usage.cost_details, "object");
+
+      const genId = raw.response.headers.get("x-generation-id")!;
+      assert.match(genId, /^gen_/);
+      await g.settled();
+      const after = (await g.store.getAccount(g.accountId))!;
+      assert.equal(nanoToRub(before - after.balance), usage.cost);
+      assert.equal(after.held, 0n);
+      const gen = await g.store.getGeneration(g.accountId, genId);
+      assert.equal(gen?.status, "completed");
+      assert.equal(gen?.endpoint, "messages");
+      assert.equal(gen?.model, MODEL);
+
+      await g.mock.idle();
+      const calls = g.mock.stats.calls;
+      assert.equal(calls.length, 1);
+      const sent = calls[0].body as Record<string, unknown>;
+      if (u === "anthropic") {
+        assert.equal(calls[0].protocol, "messages");
+        assert.equal(sent.model, UPSTREAM_NAME);
+        assert.equal(sent.max_tokens, 256);
+      } else {
+        assert.equal(calls[0].protocol, "chat");
+        assert.equal(sent.model, MODEL);
+      }
+    }, upstreamOpts(u));
+  });
+}
+
+// ---- streaming -----------------------------------------------------------------------------
+
+for (const u of UPSTREAMS) {
+  Deno.test(`messages (${u} upstream): SDK stream gives text events and the final message`, async () => {
+    await withGateway(async (g) => {
+      const stream = client(g).messages.stream({
+        model: MODEL,
+        max_tokens: 256,
+        messages: [{ role: "user", content: "Count [[mock:tokens=6]]" }],
+      });
+      let text = "";
+      let deltas = 0;
+      stream.on("text", (t) => {
+        text += t;
+        deltas++;
+      });
+      const final = await stream.finalMessage();
+      assert.equal(deltas, 6);
+      assert.equal(text, "tok0 tok1 tok2 tok3 tok4 tok5");
+      assert.equal(final.content.length, 1);
+      assert.equal((final.content[0] as { text: string }).text, text);
+      assert.equal(final.stop_reason, "end_turn");
+      assert.equal(final.usage.output_tokens, 6);
+      const usage = final.usage as unknown as Record<string, unknown>;
+      assert.equal(typeof usage.cost, "number");
+      assert.ok((usage.cost as number) > 0);
+    }, upstreamOpts(u));
+  });
+
+  Deno.test(`messages (${u} upstream): raw SSE follows the native event sequence`, async () => {
+    await withGateway(async (g) => {
+      const res = await post(g, {
+        model: MODEL,
+        max_tokens: 256,
+        stream: true,
+        messages: [{ role: "user", content: "Count [[mock:tokens=4]]" }],
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+      const genId = res.headers.get("x-generation-id")!;
+      assert.match(genId, /^gen_/);
+      const events = parseSse(await res.text()).filter((e) => e.event !== "ping");
+      const names = events.map((e) => e.event);
+      for (const e of events) {
+        assert.equal(JSON.parse(e.data).type, e.event, "data.type matches the event name");
+      }
+      assert.deepEqual(names, [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+      ]);
+      const deltas = events.filter((e) => e.event === "content_block_delta").map((e) =>
+        JSON.parse(e.data).delta
+      );
+      for (const d of deltas) assert.equal(d.type, "text_delta");
+      assert.equal(deltas.map((d) => d.text).join(""), "tok0 tok1 tok2 tok3");
+      const delta = JSON.parse(events.find((e) => e.event === "message_delta")!.data);
+      assert.equal(delta.delta.stop_reason, "end_turn");
+      assert.equal(delta.usage.output_tokens, 4);
+      assert.equal(typeof delta.usage.cost, "number");
+      assert.ok(delta.usage.cost > 0);
+      assert.equal(typeof delta.usage.cost_details, "object");
+      assert.ok("upstream_inference_input_cost" in delta.usage.cost_details);
+
+      await g.settled();
+      const gen = await g.store.getGeneration(g.accountId, genId);
+      assert.equal(gen?.status, "completed");
+      assert.equal(nanoToRub(gen!.cost), delta.usage.cost);
+    }, upstreamOpts(u));
+  });
+
+  Deno.test(`messages (${u} upstream): an in-stream failure ends with event: error`, async () => {
+    await withGateway(async (g) => {
+      const res = await post(g, {
+        model: MODEL,
+        max_tokens: 256,
+        stream: true,
+        messages: [{ role: "user", content: "Fail midway [[mock:tokens=8,fail=3]]" }],
+      });
+      assert.equal(res.status, 200);
+      const genId = res.headers.get("x-generation-id")!;
+      const events = parseSse(await res.text()).filter((e) => e.event !== "ping");
+      const last = events.at(-1)!;
+      assert.equal(last.event, "error");
+      const body = JSON.parse(last.data);
+      assert.equal(body.type, "error");
+      assert.equal(typeof body.error.type, "string");
+      assert.equal(body.error.type, "api_error");
+      assert.equal(typeof body.error.message, "string");
+      assert.ok(!events.some((e) => e.event === "message_stop"), "no message_stop after a failure");
+      assert.equal(
+        events.filter((e) => e.event === "content_block_delta").length,
+        3,
+        "the three deltas before the failure were relayed",
+      );
+      await g.settled();
+      const gen = await g.store.getGeneration(g.accountId, genId);
+      assert.equal(gen?.status, "failed");
+    }, upstreamOpts(u));
+  });
+}
+
+// ---- tools ---------------------------------------------------------------------------------
+
+const WEATHER_TOOL = {
+  name: "get_weather",
+  description: "Weather for a city",
+  input_schema: {
+    type: "object" as const,
+    properties: { q: { type: "string" } },
+    required: ["q"],
+  },
+};
+
+for (const u of UPSTREAMS) {
+  Deno.test(`messages (${u} upstream): tool_use with input, then a tool_result turn`, async () => {
+    await withGateway(async (g) => {
+      const c = client(g);
+      const first = await c.messages.create({
+        model: MODEL,
+        max_tokens: 256,
+        tools: [WEATHER_TOOL],
+        messages: [{ role: "user", content: "Weather in Paris? [[mock:tool=get_weather]]" }],
+      });
+      assert.equal(first.model, MODEL);
+      assert.equal(first.stop_reason, "tool_use");
+      const use = first.content.find((b) => b.type === "tool_use");
+      assert.ok(use && use.type === "tool_use");
+      assert.equal(use.name, "get_weather");
+      assert.deepEqual(use.input, { q: "mock query 1" });
+      assert.ok(use.id.length > 0);
+
+      const second = await c.messages.create({
+        model: MODEL,
+        max_tokens: 256,
+        tools: [WEATHER_TOOL],
+        messages: [
+          { role: "user", content: "Weather in Paris? [[mock:tool=get_weather]]" },
+          { role: "assistant", content: first.content },
+          {
+            role: "user",
+            content: [{ type: "tool_result", tool_use_id: use.id, content: "Sunny, 21°C" }, {
+              type: "text",
+              text: "Thanks [[mock:tokens=3]]",
+            }],
+          },
+        ],
+      });
+      assert.equal(second.stop_reason, "end_turn");
+      assert.equal((second.content[0] as { text: string }).text, "tok0 tok1 tok2");
+
+      await g.mock.idle();
+      const sent = g.mock.stats.calls[1].body as Record<string, unknown>;
+      const text = JSON.stringify(sent);
+      assert.ok(text.includes("Sunny, 21°C"), "the tool result reached the upstream");
+      if (u === "anthropic") {
+        const msgs = sent.messages as { role: string; content: { type: string }[] }[];
+        assert.equal(msgs[1].content.find((b) => b.type === "tool_use")?.type, "tool_use");
+        assert.equal(msgs[2].content[0].type, "tool_result");
+      } else {
+        const msgs = sent.messages as { role: string; tool_calls?: unknown[] }[];
+        assert.ok(msgs.some((m) => m.role === "assistant" && m.tool_calls?.length === 1));
+        assert.ok(msgs.some((m) => m.role === "tool"));
+      }
+    }, upstreamOpts(u));
+  });
+
+  Deno.test(`messages (${u} upstream): streamed tool_use assembles its input`, async () => {
+    await withGateway(async (g) => {
+      const stream = client(g).messages.stream({
+        model: MODEL,
+        max_tokens: 256,
+        tools: [WEATHER_TOOL],
+        messages: [{ role: "user", content: "Weather? [[mock:tool=get_weather]]" }],
+      });
+      const final = await stream.finalMessage();
+      assert.equal(final.stop_reason, "tool_use");
+      const use = final.content.find((b) => b.type === "tool_use");
+      assert.ok(use && use.type === "tool_use");
+      assert.equal(use.name, "get_weather");
+      assert.deepEqual(use.input, { q: "mock query 1" });
+    }, upstreamOpts(u));
+  });
+}
+
+// ---- thinking ------------------------------------------------------------------------------
+
+Deno.test("messages (anthropic upstream): thinking with a budget gives a signed thinking block", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const m = await c.messages.create({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: "Think first [[mock:tokens=3,reasoning=4]]" }],
+    });
+    assert.equal(m.content[0].type, "thinking");
+    const t = m.content[0] as { thinking: string; signature: string };
+    assert.equal(t.thinking, "think0 think1 think2 think3");
+    assert.ok(t.signature.length > 0);
+    assert.equal(m.content[1].type, "text");
+
+    const stream = c.messages.stream({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: "Think again [[mock:tokens=2,reasoning=3]]" }],
+    });
+    let thinking = "";
+    stream.on("thinking", (d) => thinking += d);
+    const final = await stream.finalMessage();
+    assert.equal(thinking, "think0 think1 think2");
+    const block = final.content[0] as { type: string; signature: string };
+    assert.equal(block.type, "thinking");
+    assert.ok(block.signature.length > 0);
+
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: 1024 });
+  });
+});
+
+Deno.test("messages (chat upstream): thinking with a budget is mapped to reasoning, never invented", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const m = await c.messages.create({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: "Think first [[mock:tokens=3,reasoning=4]]" }],
+    });
+    // A chat upstream shows no reasoning text: no thinking block (an unsigned one would be
+    // refused when sent back to Anthropic), the text answer intact, reasoning still billed.
+    const types = m.content.map((b) => b.type);
+    for (const b of m.content) {
+      if (b.type === "thinking") assert.ok(b.signature === "" || b.signature.length > 0);
+    }
+    assert.ok(types.includes("text"));
+    assert.equal(
+      (m.content.find((b) => b.type === "text") as { text: string }).text,
+      "tok0 tok1 tok2",
+    );
+    assert.equal(m.usage.output_tokens, 7, "the hidden reasoning tokens are counted as output");
+
+    const stream = c.messages.stream({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: "Think again [[mock:tokens=2,reasoning=3]]" }],
+    });
+    const final = await stream.finalMessage();
+    assert.equal((final.content.find((b) => b.type === "text") as { text: string }).text, "tok0 tok1");
+
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.equal(sent.thinking, undefined, "the Anthropic-only field does not reach a chat upstream");
+    assert.ok(
+      sent.reasoning_effort !== undefined || sent.reasoning !== undefined,
+      `the budget is mapped to a reasoning setting: ${JSON.stringify(sent)}`,
+    );
+  }, { providers: ALL_VIA_CHAT });
+});
+
+// ---- prompt cache --------------------------------------------------------------------------
+
+Deno.test("messages (anthropic upstream): prompt-cache figures are relayed and priced", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const m = await c.messages.create({
+      model: MODEL,
+      max_tokens: 256,
+      system: [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2,cache_read=1000,cache_write=50]]" }],
+    });
+    const usage = m.usage as unknown as Record<string, unknown>;
+    assert.equal(usage.cache_read_input_tokens, 1000);
+    assert.equal(usage.cache_creation_input_tokens, 50);
+    const details = usage.cost_details as Record<string, number>;
+    assert.ok(details.upstream_inference_cache_read_cost > 0);
+    assert.ok(details.upstream_inference_cache_write_cost > 0);
+
+    const stream = c.messages.stream({
+      model: MODEL,
+      max_tokens: 256,
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2,cache_read=700]]" }],
+    });
+    const final = await stream.finalMessage();
+    assert.equal(final.usage.cache_read_input_tokens, 700);
+
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as { system: { cache_control?: unknown }[] };
+    assert.deepEqual(sent.system[0].cache_control, { type: "ephemeral" });
+  });
+});
+
+// ---- headers -------------------------------------------------------------------------------
+
+Deno.test("messages: anthropic-version and anthropic-beta reach the anthropic upstream only", async () => {
+  const body = {
+    model: MODEL,
+    max_tokens: 64,
+    messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+  };
+  const headers = {
+    "anthropic-version": "2023-06-01",
+    "anthropic-beta": "interleaved-thinking-2025-05-14,context-1m-2025-08-07",
+  };
+  await withGateway(async (g) => {
+    const res = await post(g, body, headers);
+    assert.equal(res.status, 200, await res.text());
+    await g.mock.idle();
+    const h = g.mock.stats.calls[0].headers;
+    assert.equal(h["anthropic-version"], "2023-06-01");
+    assert.equal(h["anthropic-beta"], headers["anthropic-beta"]);
+    assert.equal(h["x-api-key"], "mock-anthropic-key", "the gateway's own key goes upstream");
+    assert.ok(!JSON.stringify(h).includes(g.key), "the client's key never goes upstream");
+  });
+  await withGateway(async (g) => {
+    const res = await post(g, body, headers);
+    assert.equal(res.status, 200, await res.text());
+    await g.mock.idle();
+    const h = g.mock.stats.calls[0].headers;
+    assert.equal(h["anthropic-beta"], undefined);
+    assert.equal(h["anthropic-version"], undefined);
+    assert.ok(!JSON.stringify(h).includes(g.key), "the client's key never goes upstream");
+  }, { providers: ALL_VIA_CHAT });
+});
+
+// ---- errors (the spec's messages table) ----------------------------------------------------
+
+Deno.test("messages errors: 400 invalid_request_error for a missing max_tokens", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, { model: MODEL, messages: [{ role: "user", content: "Hi" }] });
+    const body = await expectError(res, 400, "invalid_request_error");
+    assert.match(body.error.message, /max_tokens/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
+Deno.test("messages errors: 400 invalid_request_error for missing messages", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, { model: MODEL, max_tokens: 10 });
+    const body = await expectError(res, 400, "invalid_request_error");
+    assert.match(body.error.message, /messages/);
+  });
+});
+
+Deno.test("messages errors: 400 model not found for a bare upstream model name (SDK sees BadRequestError)", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: "claude-3-5-sonnet",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    const body = await expectError(res, 400, "invalid_request_error");
+    assert.match(body.error.message, /model not found/i);
+
+    await assert.rejects(
+      client(g).messages.create({
+        model: "claude-3-5-sonnet",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof Anthropic.BadRequestError);
+        assert.equal(e.status, 400);
+        return true;
+      },
+    );
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
+Deno.test("messages errors: 401 authentication_error for a missing, unknown or revoked key", async () => {
+  await withGateway(async (g) => {
+    const body = { model: MODEL, max_tokens: 10, messages: [{ role: "user", content: "Hi" }] };
+    const none = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await expectError(none, 401, "authentication_error");
+
+    await expectError(
+      await post(g, body, {}, "tg_" + "x".repeat(40)),
+      401,
+      "authentication_error",
+    );
+
+    const other = await g.account("10");
+    const keys = await g.store.listKeys(other.accountId);
+    assert.ok(await g.store.revokeKey(keys[0].id));
+    await expectError(await post(g, body, {}, other.key), 401, "authentication_error");
+
+    await assert.rejects(
+      client(g, other.key).messages.create(body as Anthropic.MessageCreateParamsNonStreaming),
+      (e: unknown) => e instanceof Anthropic.AuthenticationError,
+    );
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
+Deno.test("messages errors: 402 invalid_request_error in Russian for an insufficient balance", async () => {
+  let poor = "";
+  await withGateway(async (g) => {
+    const a = await g.account("0.01");
+    poor = a.accountId;
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 4096,
+      messages: [{ role: "user", content: "Hi" }],
+    }, {}, a.key);
+    const body = await expectError(res, 402, "invalid_request_error");
+    assert.match(body.error.message, /[а-яА-ЯёЁ]/, "the message is in Russian");
+    assert.equal(g.mock.stats.calls.length, 0);
+    const acct = (await g.store.getAccount(a.accountId))!;
+    assert.equal(acct.held, 0n);
+    assert.equal(nanoToRub(acct.balance), 0.01);
+  }, {}, () => [poor]);
+});
+
+Deno.test("messages errors: 404 — count_tokens is plain text, upstream 404 is 502 api_error, unknown generation is 404", async () => {
+  await withGateway(async (g) => {
+    const ct = await fetch(`${g.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "Hi" }] }),
+    });
+    assert.equal(ct.status, 404);
+    assert.match(ct.headers.get("content-type") ?? "", /^text\/plain/);
+    const text = await ct.text();
+    assert.match(text, /404 Not Found/);
+    assert.throws(() => JSON.parse(text));
+
+    // An upstream 404 means OUR catalogue maps to a name the provider does not know: 502.
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi [[mock:error=404]]" }],
+    });
+    const body = await expectError(res, 502, "api_error");
+    assert.ok(!/mock-anthropic-key|mock-openrouter-key/.test(body.error.message));
+
+    const gen = await fetch(`${g.url}/v1/generations/gen_unknown`, {
+      headers: { authorization: `Bearer ${g.key}` },
+    });
+    assert.equal(gen.status, 404);
+    const genBody = await gen.json();
+    assert.equal(genBody.error.code, 404, "the generic envelope");
+  });
+});
+
+Deno.test("messages errors: 429 rate_limit_error for an upstream 429", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi [[mock:error=429]]" }],
+    });
+    const body = await expectError(res, 429, "rate_limit_error");
+    assert.ok(!/organization/.test(body.error.message), "the vendor's org details are not relayed");
+    await assert.rejects(
+      client(g).messages.create({
+        model: MODEL,
+        max_tokens: 10,
+        messages: [{ role: "user", content: "Hi again [[mock:error=429]]" }],
+      }),
+      (e: unknown) => e instanceof Anthropic.RateLimitError,
+    );
+  });
+});
+
+Deno.test("messages errors: 503 overloaded_error when no provider is available", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    await expectError(res, 503, "overloaded_error");
+    assert.equal(g.mock.stats.calls.length, 0);
+  }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] });
+});
+
+Deno.test("messages errors: upstream 500 fails over, then api_error with no charge", async () => {
+  await withGateway(async (g) => {
+    const before = (await g.store.getAccount(g.accountId))!.balance;
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi [[mock:error=500]]" }],
+    });
+    assert.ok(res.status >= 500 && res.status !== 503, `status ${res.status}`);
+    await expectError(res, res.status, "api_error");
+    const genId = res.headers.get("x-generation-id");
+    await g.settled();
+    await g.mock.idle();
+    // anthropic first, then the openrouter fallback (openai-chat) for the same slug
+    assert.deepEqual(g.mock.stats.calls.map((c) => c.protocol), ["messages", "chat"]);
+    const after = (await g.store.getAccount(g.accountId))!;
+    assert.equal(after.balance, before);
+    assert.equal(after.held, 0n);
+    if (genId) {
+      const gen = await g.store.getGeneration(g.accountId, genId);
+      assert.equal(gen?.status, "failed");
+      assert.equal(gen?.cost, 0n);
+    }
+  });
+});
+
+// ---- Claude Code recorded requests ---------------------------------------------------------
+
+const CLAUDE_CODE_DIR = "/work/shared/fixtures/clients/claude-code";
+const claudeCodeFiles: string[] = (() => {
+  try {
+    return [...Deno.readDirSync(CLAUDE_CODE_DIR)]
+      .map((e) => e.name)
+      .filter((n) => /^messages-.*\.request\.json$/.test(n))
+      .sort();
+  } catch {
+    return [];
+  }
+})();
+
+for (const u of UPSTREAMS) {
+  Deno.test({
+    name: `messages (${u} upstream): Claude Code recorded requests stream with 200`,
+    ignore: claudeCodeFiles.length === 0,
+    fn: async () => {
+      await withGateway(async (g) => {
+        for (const file of claudeCodeFiles) {
+          const rec = JSON.parse(await Deno.readTextFile(`${CLAUDE_CODE_DIR}/${file}`));
+          const body = { ...rec.body, model: MODEL };
+          const headers: Record<string, string> = {};
+          for (const name of ["anthropic-version", "anthropic-beta", "user-agent", "x-app"]) {
+            if (typeof rec.headers?.[name] === "string") headers[name] = rec.headers[name];
+          }
+          const res = await post(g, body, headers);
+          const text = await res.text();
+          assert.equal(res.status, 200, `${file}: ${text.slice(0, 500)}`);
+          assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+          const events = parseSse(text).filter((e) => e.event !== "ping");
+          assert.equal(events[0].event, "message_start", file);
+          assert.equal(events.at(-1)!.event, "message_stop", `${file}: ${text.slice(-400)}`);
+          const delta = JSON.parse(events.find((e) => e.event === "message_delta")!.data);
+          assert.equal(typeof delta.usage.cost, "number", file);
+          assert.ok(!events.some((e) => e.event === "error"), file);
+        }
+        await g.mock.idle();
+        assert.equal(g.mock.stats.calls.length, claudeCodeFiles.length);
+        for (const call of g.mock.stats.calls) assert.equal(call.outcome, "completed");
+        if (u === "anthropic") {
+          assert.equal(
+            g.mock.stats.calls[0].headers["anthropic-beta"],
+            JSON.parse(await Deno.readTextFile(`${CLAUDE_CODE_DIR}/${claudeCodeFiles[0]}`))
+              .headers["anthropic-beta"],
+          );
+        }
+      }, upstreamOpts(u));
+    },
+  });
+}
