@@ -13,7 +13,8 @@ import { openStore } from "./store/mod.ts";
 import type { Store } from "./store/store.ts";
 import { Tracker } from "./lib/tracker.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
-import { MemoryLimiter } from "./limits/limiter.ts";
+import { type Limiter, MemoryLimiter } from "./limits/limiter.ts";
+import { RedisLimiter } from "./limits/redis.ts";
 import { KeyCache } from "./pipeline/auth.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { createApp, type Handler, type Route } from "./app.ts";
@@ -35,6 +36,7 @@ export interface BuildOptions {
   /** In-memory PGlite (tests), instead of DATA_DIR. */
   memory?: boolean;
   logger?: Logger;
+  limiter?: Limiter;
   routes?: (ctx: AppContext) => Route[];
 }
 
@@ -49,6 +51,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   );
   const { enabled, disabled } = await loadProviders(cfg.PROVIDERS_FILE, env);
   const rates = makeRates(cfg.USD_RUB, cfg.MARKUP);
+  const limiter: Limiter = opts.limiter ??
+    (cfg.REDIS_URL ? await RedisLimiter.connect(cfg.REDIS_URL, log) : new MemoryLimiter());
   const ctx: AppContext = {
     cfg,
     store,
@@ -56,7 +60,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     providers: enabled as Provider[],
     breakers: new Breakers(),
     rates,
-    limiter: new MemoryLimiter(),
+    limiter,
     tracker: new Tracker(),
     keyCache: new KeyCache(cfg.KEY_CACHE_TTL_MS),
     log,

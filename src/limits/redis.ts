@@ -1,0 +1,112 @@
+import { createClient } from "redis";
+import type { Logger } from "../lib/log.ts";
+import { type LimitCheck, type Limiter, MemoryLimiter } from "./limiter.ts";
+
+/**
+ * All buckets of a request in one atomic round trip: each fixed one-minute window counter is
+ * incremented; if any goes over its limit, the increments are undone and the window's
+ * remaining time is returned. Correct across any number of gateway instances.
+ */
+const SCRIPT = `
+local n = #KEYS
+for i = 1, n do
+  local c = redis.call('INCR', KEYS[i])
+  if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[n + 1]) end
+  if c > tonumber(ARGV[i]) then
+    for j = 1, i do redis.call('DECR', KEYS[j]) end
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl < 0 then ttl = tonumber(ARGV[n + 1]) end
+    return ttl
+  end
+end
+return -1
+`;
+
+/** A limiter command that takes longer than this is treated as Redis being down. */
+const commandTimeoutMs = 250;
+const windowMs = 60_000;
+
+/**
+ * The Redis limiter. While Redis is unreachable it falls back to the per-instance limiter
+ * (limits still hold per instance, and no request fails because of Redis), logs the switch
+ * once, and goes back to Redis as soon as a command succeeds again.
+ */
+export class RedisLimiter implements Limiter {
+  readonly #fallback = new MemoryLimiter();
+  #degraded = false;
+  readonly #client;
+
+  private constructor(url: string, private readonly log: Logger) {
+    this.#client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: {
+        connectTimeout: 1_000,
+        reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2_000),
+      },
+    });
+    // Without a listener the client's errors would crash the process.
+    this.#client.on("error", () => this.#degrade("redis error"));
+  }
+
+  static async connect(url: string, log: Logger): Promise<RedisLimiter> {
+    const l = new RedisLimiter(url, log);
+    try {
+      await withTimeout(l.#client.connect(), 2_000);
+    } catch {
+      l.#degrade("redis unreachable at start");
+    }
+    return l;
+  }
+
+  async take(check: LimitCheck): Promise<{ ok: true } | { ok: false; retryAfter: number }> {
+    const active = check.buckets.filter((b) => b.rpm > 0);
+    if (active.length === 0) return { ok: true };
+    if (!this.#client.isReady) {
+      this.#degrade("redis not connected");
+      return this.#fallback.take(check);
+    }
+    const window = Math.floor(Date.now() / windowMs);
+    try {
+      const ttl = Number(
+        await withTimeout(
+          this.#client.eval(SCRIPT, {
+            keys: active.map((b) => `tg:rl:${b.name}:${window}`),
+            arguments: [...active.map((b) => String(b.rpm)), String(windowMs + 1_000)],
+          }),
+          commandTimeoutMs,
+        ),
+      );
+      if (this.#degraded) {
+        this.#degraded = false;
+        this.log.log("info", "rate limiter back on redis");
+      }
+      return ttl < 0 ? { ok: true } : { ok: false, retryAfter: ttl / 1000 };
+    } catch {
+      this.#degrade("redis command failed");
+      return this.#fallback.take(check);
+    }
+  }
+
+  #degrade(reason: string) {
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.log.log("warn", "rate limiter falling back to per-instance limits", { reason });
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (this.#client.isOpen) await this.#client.close();
+    } catch { /* already gone */ }
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("timeout")), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { RedisLimiter } from "./redis.ts";
+import { createLogger } from "../lib/log.ts";
+
+const url = Deno.env.get("REDIS_URL");
+const quiet = createLogger("error", () => {});
+
+function bucket(rpm: number) {
+  return { buckets: [{ name: `test:${crypto.randomUUID()}`, rpm }] };
+}
+
+Deno.test({
+  name: "redis limiter: two instances share one per-minute budget",
+  ignore: !url,
+  async fn() {
+    const a = await RedisLimiter.connect(url!, quiet);
+    const b = await RedisLimiter.connect(url!, quiet);
+    try {
+      const check = bucket(5);
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take(check)),
+      );
+      assert.equal(results.filter((r) => r.ok).length, 5);
+      const refused = results.find((r) => !r.ok) as { ok: false; retryAfter: number };
+      assert.ok(refused.retryAfter > 0 && refused.retryAfter <= 61);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "redis limiter: a refused request takes nothing from the other buckets",
+  ignore: !url,
+  async fn() {
+    const l = await RedisLimiter.connect(url!, quiet);
+    try {
+      const wide = { name: `test:${crypto.randomUUID()}`, rpm: 100 };
+      const narrow = { name: `test:${crypto.randomUUID()}`, rpm: 1 };
+      assert.equal((await l.take({ buckets: [wide, narrow] })).ok, true);
+      assert.equal((await l.take({ buckets: [wide, narrow] })).ok, false);
+      // Only one request was counted on the wide bucket: 99 more fit.
+      let ok = 0;
+      for (let i = 0; i < 100; i++) if ((await l.take({ buckets: [wide] })).ok) ok++;
+      assert.equal(ok, 99);
+    } finally {
+      await l.close();
+    }
+  },
+});
+
+Deno.test("redis limiter: unreachable redis falls back to per-instance limits, never throws", async () => {
+  const lines: string[] = [];
+  const l = await RedisLimiter.connect(
+    "redis://127.0.0.1:1",
+    createLogger("warn", (s) => lines.push(s)),
+  );
+  try {
+    const check = bucket(3);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await l.take(check));
+    assert.deepEqual(results.map((r) => r.ok), [true, true, true, false, false]);
+    assert.ok(lines.some((s) => s.includes("falling back")));
+    assert.equal(lines.filter((s) => s.includes("falling back")).length, 1, "logged once");
+  } finally {
+    await l.close();
+  }
+});

@@ -1,0 +1,142 @@
+/**
+ * Chat completions with tool calls, end to end through the real `openai` SDK: parallel calls,
+ * arguments split across chunks, streaming and not, over a same-format upstream (openai-chat,
+ * passed through) and a translated one (anthropic-messages).
+ */
+import assert from "node:assert/strict";
+import type OpenAI from "openai";
+import { ANTHROPIC_MODEL, client, MODEL, withGateway } from "../helpers/chat.ts";
+
+const TOOLS: OpenAI.Chat.ChatCompletionTool[] = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Weather for a city",
+      parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "get_time",
+      description: "Local time for a city",
+      parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+    },
+  },
+];
+
+function request(model: string, marker: string) {
+  return {
+    model,
+    messages: [{ role: "user" as const, content: `Weather and time in Oslo? ${marker}` }],
+    tools: TOOLS,
+  };
+}
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(`chat tools (${model}): non-streaming parallel tool calls`, () =>
+    withGateway(async (g) => {
+      const r = await client(g).chat.completions.create(request(model, "[[mock:tools=2]]"));
+      const choice = r.choices[0];
+      assert.equal(choice.finish_reason, "tool_calls");
+      const calls = choice.message.tool_calls!;
+      assert.equal(calls.length, 2);
+      assert.deepEqual(
+        calls.map((c) => c.type === "function" ? c.function.name : c.type),
+        ["get_weather", "get_time"],
+      );
+      assert.notEqual(calls[0].id, calls[1].id);
+      for (const [i, c] of calls.entries()) {
+        assert.ok(c.type === "function");
+        assert.match(c.id, /\S/);
+        assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
+      }
+      const usage = r.usage as unknown as { cost: number; completion_tokens: number };
+      assert.ok(usage.completion_tokens > 0);
+      assert.ok(usage.cost > 0);
+    }));
+
+  Deno.test(
+    `chat tools (${model}): streaming parallel tool calls with arguments split across chunks`,
+    () =>
+      withGateway(async (g) => {
+        const stream = await client(g).chat.completions.create({
+          ...request(model, "[[mock:tools=2]]"),
+          stream: true,
+        });
+        const pieces = new Map<number, string[]>();
+        const names = new Map<number, string>();
+        const ids = new Map<number, string>();
+        let finish: string | null = null;
+        let usage: Record<string, unknown> | undefined;
+        for await (const chunk of stream) {
+          if (chunk.usage) usage = chunk.usage as unknown as Record<string, unknown>;
+          const choice = chunk.choices[0];
+          if (!choice) continue;
+          finish = choice.finish_reason ?? finish;
+          for (const tc of choice.delta.tool_calls ?? []) {
+            if (tc.id) ids.set(tc.index, tc.id);
+            if (tc.function?.name) names.set(tc.index, tc.function.name);
+            if (tc.function?.arguments) {
+              pieces.set(tc.index, [...(pieces.get(tc.index) ?? []), tc.function.arguments]);
+            }
+          }
+        }
+        assert.equal(finish, "tool_calls");
+        assert.deepEqual([...names.keys()].sort(), [0, 1], "dense chat indices 0 and 1");
+        assert.deepEqual([names.get(0), names.get(1)], ["get_weather", "get_time"]);
+        assert.notEqual(ids.get(0), ids.get(1));
+        for (const i of [0, 1]) {
+          const p = pieces.get(i)!;
+          assert.ok(p.length > 1, `arguments of call ${i} arrive in several chunks`);
+          assert.deepEqual(JSON.parse(p.join("")), { q: `mock query ${i + 1}` });
+        }
+        assert.equal(typeof usage?.cost, "number");
+        assert.ok((usage!.cost as number) > 0);
+      }),
+  );
+
+  Deno.test(`chat tools (${model}): the SDK's stream helper accumulates parseable arguments`, () =>
+    withGateway(async (g) => {
+      const stream = client(g).chat.completions.stream({
+        ...request(model, "[[mock:tools=2]]"),
+        stream_options: { include_usage: true },
+      });
+      const done: { name: string; args: unknown }[] = [];
+      stream.on("tool_calls.function.arguments.done", (e) => {
+        done.push({ name: e.name, args: e.parsed_arguments ?? JSON.parse(e.arguments) });
+      });
+      const final = await stream.finalChatCompletion();
+      const calls = final.choices[0].message.tool_calls ?? [];
+      assert.equal(final.choices[0].finish_reason, "tool_calls");
+      assert.equal(calls.length, 2);
+      for (const [i, c] of calls.entries()) {
+        assert.ok(c.type === "function");
+        assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
+      }
+      assert.deepEqual(done.map((d) => d.name), ["get_weather", "get_time"]);
+    }));
+}
+
+Deno.test("chat tools: a tool result turn goes back upstream and the model answers", () =>
+  withGateway(async (g) => {
+    const c = client(g);
+    const first = await c.chat.completions.create(request(MODEL, "[[mock:tool=get_weather]]"));
+    const call = first.choices[0].message.tool_calls![0];
+    assert.ok(call.type === "function");
+    const second = await c.chat.completions.create({
+      model: MODEL,
+      tools: TOOLS,
+      messages: [
+        { role: "user", content: "Weather in Oslo? [[mock:tokens=4]]" },
+        first.choices[0].message,
+        { role: "tool", tool_call_id: call.id, content: '{"temp": 3}' },
+      ],
+    });
+    assert.equal(second.choices[0].finish_reason, "stop");
+    assert.ok(second.choices[0].message.content!.length > 0);
+    const sent = g.mock.stats.calls[1].body as { messages: Record<string, unknown>[] };
+    assert.equal(sent.messages.at(-1)!.role, "tool");
+    assert.equal(sent.messages.at(-1)!.tool_call_id, call.id);
+  }));
