@@ -33,6 +33,7 @@ const schema = z.object({
   ACCOUNT_RATE_LIMIT_RPM: z.coerce.number().int().min(0).default(3000),
   BODY_MAX_BYTES: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
   SWEEP_AFTER_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -8,6 +8,7 @@ import { createOperatorHandler } from "./admin/operator_api.ts";
 import { acquireDirLock, removeServerFile, writeServerFile } from "./admin/server_file.ts";
 import { ensureDemoAccount } from "./admin/demo.ts";
 import { newId } from "./lib/ids.ts";
+import { endOpenStreams } from "./pipeline/respond.ts";
 
 async function main() {
   let cfg;
@@ -67,7 +68,9 @@ async function main() {
     );
   }
 
-  const swept = await sweep(ctx, 0).catch(() => 0);
+  // Embedded mode has one process: whatever is still `running` at start died with the last
+  // one. With a shared PostgreSQL, other instances' live generations must be left alone.
+  const swept = await sweep(ctx, embedded ? 0 : cfg.SWEEP_AFTER_MS).catch(() => 0);
   if (swept) console.log(`Closed ${swept} generation(s) interrupted by an earlier stop.`);
   const sweeper = setInterval(() => sweep(ctx, cfg.SWEEP_AFTER_MS).catch(() => {}), 60_000);
 
@@ -97,7 +100,11 @@ async function main() {
     console.log(`${signal}: draining (no new requests; open streams finish)`);
     ctx.draining = true;
     clearInterval(sweeper);
+    // Open streams get SHUTDOWN_GRACE_MS to finish; the rest end with an in-stream error
+    // and are settled like any other broken stream.
+    const grace = setTimeout(endOpenStreams, cfg.SHUTDOWN_GRACE_MS);
     await server.shutdown();
+    clearTimeout(grace);
     await gw.close();
     if (embedded) {
       await removeServerFile(cfg.DATA_DIR).catch(() => {});

@@ -11,6 +11,17 @@ import type { StreamStage } from "./stream_stage.ts";
  * reads it to its usage in the background (policy `drain`). Settlement happens once, in
  * whichever of the end paths comes first.
  */
+/**
+ * Open client streams, each with a way to end it now: shutdown gives streams a deadline, then
+ * ends the rest with an in-stream error (they still settle).
+ */
+export const openStreams = new Set<() => void>();
+
+/** Ends every open stream: the upstream read is cut and the client gets the format's error. */
+export function endOpenStreams(): void {
+  for (const end of [...openStreams]) end();
+}
+
 export function streamToClient(o: {
   reader: ReadableStreamDefaultReader<Uint8Array>;
   stage: StreamStage;
@@ -29,9 +40,15 @@ export function streamToClient(o: {
     reader.cancel().catch(() => {});
   });
   let closed = false;
+  const endNow = () => {
+    stage.fail(new GatewayError(503, "the gateway is shutting down"));
+    reader.cancel().catch(() => {});
+  };
+  openStreams.add(endNow);
   const close = (status: "completed" | "failed" | "cancelled") => {
     if (closed) return;
     closed = true;
+    openStreams.delete(endNow);
     idle.stop();
     meter.settle(status);
   };

@@ -4,8 +4,6 @@
  */
 import type { Store } from "./store.ts";
 import { SqlStore } from "./sql_store.ts";
-import { openPglite } from "./pglite.ts";
-import { openPostgres } from "./postgres.ts";
 
 export type * from "./store.ts";
 export { NotFoundError } from "./errors.ts";
@@ -25,9 +23,12 @@ export interface StoreOptions {
  * callers hold `acquireDirLock` (src/admin/server_file.ts) around it.
  */
 export async function openStore(cfg: StoreOptions): Promise<Store> {
+  // Each driver is loaded only when used: a PostgreSQL deployment never loads PGlite's WASM.
   const db = cfg.databaseUrl
-    ? await openPostgres(cfg.databaseUrl)
-    : await openPglite(cfg.memory ? undefined : cfg.dataDir ?? "./data");
+    ? await (await import("./postgres.ts")).openPostgres(cfg.databaseUrl)
+    : await (await import("./pglite.ts")).openPglite(
+      cfg.memory ? undefined : cfg.dataDir ?? "./data",
+    );
   const store = new SqlStore(db);
   try {
     await store.migrate();

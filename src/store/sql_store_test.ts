@@ -5,6 +5,8 @@ import { NotFoundError } from "./errors.ts";
 import { generateKey, hashKey } from "./keys.ts";
 import { newId } from "./ids.ts";
 import { SqlStore } from "./sql_store.ts";
+import { openPostgres } from "./postgres.ts";
+import { scratchDatabase } from "../../tests/helpers/store.ts";
 
 const RUB = 1_000_000_000n;
 
@@ -90,6 +92,15 @@ for (const { name, open: openStore } of await testStores()) {
     assert.ok(got?.created instanceof Date);
     assert.equal(await store.getAccount("acc_missing"), null);
     await invariants(store, created.id);
+  });
+
+  test("findAccountByName finds the oldest of that name", async (store) => {
+    assert.equal(await store.findAccountByName("demo"), null);
+    const first = await store.createAccount("demo", RUB);
+    await store.createAccount("demo", 0n);
+    const found = await store.findAccountByName("demo");
+    assert.equal(found?.id, first.id);
+    assert.equal(found?.balance, RUB);
   });
 
   test("account settings: default model and rpm; unknown account throws", async (store) => {
@@ -361,3 +372,24 @@ for (const { name, open: openStore } of await testStores()) {
     await store.ping();
   });
 }
+
+const databaseUrl = Deno.env.get("DATABASE_URL");
+Deno.test({
+  name: "postgres: instances migrating at once queue on the advisory lock",
+  ignore: !databaseUrl,
+  async fn() {
+    const scratch = await scratchDatabase(databaseUrl!);
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, async () => new SqlStore(await openPostgres(scratch.url))),
+    );
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      const snapshots = await Promise.all(stores.map((s) => s.schemaSnapshot()));
+      assert.deepEqual(snapshots[0].migrations, [{ version: 1, name: "001_init" }]);
+      for (const s of snapshots) assert.deepEqual(s, snapshots[0]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await scratch.drop();
+    }
+  },
+});
