@@ -17,7 +17,7 @@ const schema = z.object({
   REDIS_URL: optionalUrl,
   BLOB_URL: z.string().min(1).optional(),
   PUBLIC_BASE_URL: optionalUrl,
-  USD_RUB: decimal.default("92.5"),
+  USD_RUB: decimal.refine((v) => Number(v) > 0, "a positive decimal such as 92.5").default("92.5"),
   MARKUP: decimal.default("0.05"),
   KEY_PREFIX: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, "lowercase letters and digits").default(
     "tg",

@@ -77,10 +77,7 @@ async function main() {
   const server = Deno.serve({
     port: cfg.PORT,
     hostname: cfg.HOST,
-    onListen: ({ hostname, port }) => {
-      const host = hostname === "0.0.0.0" ? "localhost" : hostname;
-      console.log(`Listening on http://${host}:${port}`);
-    },
+    onListen: () => {},
   }, (req, info) =>
     gw.handler(req, {
       remoteAddr: info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "",
@@ -92,6 +89,9 @@ async function main() {
       token: operatorToken,
     });
   }
+
+  const host = cfg.HOST === "0.0.0.0" ? "localhost" : cfg.HOST;
+  console.log(`Listening on http://${host}:${server.addr.port}`);
 
   let stopping = false;
   const stop = async (signal: string) => {

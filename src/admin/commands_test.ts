@@ -3,7 +3,7 @@ import { testStores } from "../../tests/helpers/store.ts";
 import type { Store } from "../store/store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { hashKey } from "../store/keys.ts";
-import { newId } from "../store/ids.ts";
+import { newId } from "../lib/ids.ts";
 import { type AdminReply, CommandError, runAdmin, USAGE } from "./commands.ts";
 
 const cfg = { keyPrefix: "tg" };

@@ -1,15 +1,9 @@
-/**
- * Random identifiers: `<prefix>_<base62>`. Ids are made in code, not by the database, so a
- * caller can name a generation before the row exists and PGlite and PostgreSQL agree.
- */
+/** Random base62 text from Web Crypto, for API keys and test names (ids: src/lib/ids.ts). */
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/** 22 base62 characters carry 130.9 bits: unguessable and collision-free at any scale. */
-const ID_CHARS = 22;
-
 /**
- * `n` uniformly random base62 characters (log2(62) ≈ 5.954 bits each) from Web Crypto.
- * Bytes ≥ 248 are rejected so that `byte % 62` carries no bias.
+ * `n` uniformly random base62 characters (log2(62) ≈ 5.954 bits each). Bytes ≥ 248 are
+ * rejected so that `byte % 62` carries no bias.
  */
 export function randomBase62(n: number): string {
   let out = "";
@@ -22,9 +16,4 @@ export function randomBase62(n: number): string {
     }
   }
   return out;
-}
-
-/** A fresh id such as `gen_3fK…`; prefixes in use: acc, key, led, gen, blob. */
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBase62(ID_CHARS)}`;
 }

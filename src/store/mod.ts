@@ -8,7 +8,6 @@ import { SqlStore } from "./sql_store.ts";
 export type * from "./store.ts";
 export { NotFoundError } from "./errors.ts";
 export { generateKey, hashKey } from "./keys.ts";
-export { newId } from "./ids.ts";
 
 export interface StoreOptions {
   databaseUrl?: string;

@@ -28,7 +28,7 @@ import type {
 } from "./store.ts";
 import type { Db } from "./db.ts";
 import { NotFoundError } from "./errors.ts";
-import { newId } from "./ids.ts";
+import { newId } from "../lib/ids.ts";
 import { migrations } from "./migrations/index.ts";
 
 /** Advisory lock key for migrations ("toll" in ASCII): instances starting together queue. */

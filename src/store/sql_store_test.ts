@@ -3,7 +3,7 @@ import { testStores } from "../../tests/helpers/store.ts";
 import type { GenerationOpen, Settlement, Store } from "./store.ts";
 import { NotFoundError } from "./errors.ts";
 import { generateKey, hashKey } from "./keys.ts";
-import { newId } from "./ids.ts";
+import { newId } from "../lib/ids.ts";
 import { SqlStore } from "./sql_store.ts";
 import { openPostgres } from "./postgres.ts";
 import { scratchDatabase } from "../../tests/helpers/store.ts";
@@ -83,7 +83,7 @@ for (const { name, open: openStore } of await testStores()) {
   test("account bigints are exact beyond 2^53", async (store) => {
     const balance = 10n ** 16n + 1n;
     const created = await store.createAccount("big", balance);
-    assert.match(created.id, /^acc_[0-9A-Za-z]{22}$/);
+    assert.match(created.id, /^acc_[0-9A-Za-z]{22,}$/);
     const got = await store.getAccount(created.id);
     assert.equal(got?.balance, balance);
     assert.equal(got?.held, 0n);

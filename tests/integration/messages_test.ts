@@ -226,35 +226,41 @@ for (const u of UPSTREAMS) {
     }, upstreamOpts(u));
   });
 
-  Deno.test(`messages (${u} upstream): an in-stream failure ends with event: error`, async () => {
-    await withGateway(async (g) => {
-      const res = await post(g, {
-        model: MODEL,
-        max_tokens: 256,
-        stream: true,
-        messages: [{ role: "user", content: "Fail midway [[mock:tokens=8,fail=3]]" }],
-      });
-      assert.equal(res.status, 200);
-      const genId = res.headers.get("x-generation-id")!;
-      const events = parseSse(await res.text()).filter((e) => e.event !== "ping");
-      const last = events.at(-1)!;
-      assert.equal(last.event, "error");
-      const body = JSON.parse(last.data);
-      assert.equal(body.type, "error");
-      assert.equal(typeof body.error.type, "string");
-      assert.equal(body.error.type, "api_error");
-      assert.equal(typeof body.error.message, "string");
-      assert.ok(!events.some((e) => e.event === "message_stop"), "no message_stop after a failure");
-      assert.equal(
-        events.filter((e) => e.event === "content_block_delta").length,
-        3,
-        "the three deltas before the failure were relayed",
-      );
-      await g.settled();
-      const gen = await g.store.getGeneration(g.accountId, genId);
-      assert.equal(gen?.status, "failed");
-    }, upstreamOpts(u));
-  });
+  for (const fault of ["fail", "cut"]) {
+    Deno.test(`messages (${u} upstream): an in-stream failure (${fault}=3) ends with event: error`, async () => {
+      await withGateway(async (g) => {
+        const res = await post(g, {
+          model: MODEL,
+          max_tokens: 256,
+          stream: true,
+          messages: [{ role: "user", content: `Fail midway [[mock:tokens=8,${fault}=3]]` }],
+        });
+        assert.equal(res.status, 200);
+        const genId = res.headers.get("x-generation-id")!;
+        const events = parseSse(await res.text()).filter((e) => e.event !== "ping");
+        const last = events.at(-1)!;
+        assert.equal(last.event, "error");
+        const body = JSON.parse(last.data);
+        assert.equal(body.type, "error");
+        assert.equal(typeof body.error.type, "string");
+        assert.equal(body.error.type, "api_error");
+        assert.equal(typeof body.error.message, "string");
+        assert.ok(
+          !events.some((e) => e.event === "message_stop"),
+          "no message_stop after a failure",
+        );
+        assert.equal(
+          events.filter((e) => e.event === "content_block_delta").length,
+          3,
+          "the three deltas before the failure were relayed",
+        );
+        await g.settled();
+        const gen = await g.store.getGeneration(g.accountId, genId);
+        assert.equal(gen?.status, "failed");
+        assert.ok(gen!.cost > 0n, "what was relayed before the failure is charged");
+      }, upstreamOpts(u));
+    });
+  }
 }
 
 // ---- tools ---------------------------------------------------------------------------------
@@ -407,11 +413,18 @@ Deno.test("messages (chat upstream): thinking with a budget is mapped to reasoni
       messages: [{ role: "user", content: "Think again [[mock:tokens=2,reasoning=3]]" }],
     });
     const final = await stream.finalMessage();
-    assert.equal((final.content.find((b) => b.type === "text") as { text: string }).text, "tok0 tok1");
+    assert.equal(
+      (final.content.find((b) => b.type === "text") as { text: string }).text,
+      "tok0 tok1",
+    );
 
     await g.mock.idle();
     const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
-    assert.equal(sent.thinking, undefined, "the Anthropic-only field does not reach a chat upstream");
+    assert.equal(
+      sent.thinking,
+      undefined,
+      "the Anthropic-only field does not reach a chat upstream",
+    );
     assert.ok(
       sent.reasoning_effort !== undefined || sent.reasoning !== undefined,
       `the budget is mapped to a reasoning setting: ${JSON.stringify(sent)}`,
@@ -560,21 +573,30 @@ Deno.test("messages errors: 401 authentication_error for a missing, unknown or r
 
 Deno.test("messages errors: 402 invalid_request_error in Russian for an insufficient balance", async () => {
   let poor = "";
-  await withGateway(async (g) => {
-    const a = await g.account("0.01");
-    poor = a.accountId;
-    const res = await post(g, {
-      model: MODEL,
-      max_tokens: 4096,
-      messages: [{ role: "user", content: "Hi" }],
-    }, {}, a.key);
-    const body = await expectError(res, 402, "invalid_request_error");
-    assert.match(body.error.message, /[а-яА-ЯёЁ]/, "the message is in Russian");
-    assert.equal(g.mock.stats.calls.length, 0);
-    const acct = (await g.store.getAccount(a.accountId))!;
-    assert.equal(acct.held, 0n);
-    assert.equal(nanoToRub(acct.balance), 0.01);
-  }, {}, () => [poor]);
+  await withGateway(
+    async (g) => {
+      const a = await g.account("0.01");
+      poor = a.accountId;
+      const res = await post(
+        g,
+        {
+          model: MODEL,
+          max_tokens: 4096,
+          messages: [{ role: "user", content: "Hi" }],
+        },
+        {},
+        a.key,
+      );
+      const body = await expectError(res, 402, "invalid_request_error");
+      assert.match(body.error.message, /[а-яА-ЯёЁ]/, "the message is in Russian");
+      assert.equal(g.mock.stats.calls.length, 0);
+      const acct = (await g.store.getAccount(a.accountId))!;
+      assert.equal(acct.held, 0n);
+      assert.equal(nanoToRub(acct.balance), 0.01);
+    },
+    {},
+    () => [poor],
+  );
 });
 
 Deno.test("messages errors: 404 — count_tokens is plain text, upstream 404 is 502 api_error, unknown generation is 404", async () => {

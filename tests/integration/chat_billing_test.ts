@@ -1,0 +1,238 @@
+/**
+ * Chat completions and money, end to end: the hold refused with 402 before any upstream call,
+ * the debit equal to the `usage.cost` the client saw (nano-exact), the same cost streaming
+ * and not, and the generation history (`x-generation-id`, `GET /v1/generations[/{id}]`).
+ */
+import assert from "node:assert/strict";
+import type OpenAI from "openai";
+import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import {
+  ANTHROPIC_MODEL,
+  balance,
+  client,
+  MODEL,
+  sdkError,
+  withGateway,
+} from "../helpers/chat.ts";
+
+type Obj = Record<string, unknown>;
+
+interface CostUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  cost_details: Record<string, number>;
+}
+
+function messages(marker: string): OpenAI.Chat.ChatCompletionMessageParam[] {
+  return [{ role: "user", content: `Tell me a story ${marker}` }];
+}
+
+/** Checks the debit of generation `id` against the cost the client was shown. */
+async function assertDebit(g: TestGateway, id: string, before: bigint, shownCost: number) {
+  await g.settled();
+  const after = await balance(g);
+  const delta = before - after;
+  assert.ok(delta > 0n, "something was debited");
+  assert.equal(delta, rubToNano(String(shownCost)), "the debit is the cost shown, to the nano");
+  assert.equal(nanoToRub(delta), shownCost);
+  const gen = (await g.store.getGeneration(g.accountId, id))!;
+  assert.equal(gen.cost, delta);
+  const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+  assert.equal(debits.length, 1);
+  assert.equal(debits[0].kind, "debit");
+  assert.equal(debits[0].amount, -delta);
+  assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+}
+
+Deno.test("chat billing: 402 with no upstream call when the balance cannot cover the hold", () =>
+  withGateway(async (g) => {
+    const poor = await g.account("0.000001");
+    const before = await balance(g, poor.accountId);
+    const calls = g.mock.stats.calls.length;
+    const e = await sdkError(
+      client(g, poor.key).chat.completions.create({ model: MODEL, messages: messages("") }),
+    );
+    assert.equal(e.status, 402);
+    const err = e.error as Obj;
+    assert.equal(err.code, 402);
+    assert.equal(typeof err.message, "string");
+    assert.equal(typeof err.metadata, "object");
+    assert.equal(g.mock.stats.calls.length, calls, "the upstream was not called");
+    const a = (await g.store.getAccount(poor.accountId))!;
+    assert.equal(a.held, 0n, "no hold left behind");
+    assert.equal(a.balance, before);
+    assert.deepEqual(await g.store.listGenerations(poor.accountId, { limit: 10 }), []);
+  }));
+
+Deno.test("chat billing: 402 on a streaming request too, before any byte of stream", () =>
+  withGateway(async (g) => {
+    const poor = await g.account("0.000001");
+    const e = await sdkError(
+      client(g, poor.key).chat.completions.create({
+        model: MODEL,
+        messages: messages(""),
+        stream: true,
+      }),
+    );
+    assert.equal(e.status, 402);
+    assert.equal(g.mock.stats.calls.length, 0);
+    assert.equal((await g.store.getAccount(poor.accountId))!.held, 0n);
+  }));
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(`chat billing (${model}): non-streaming debit equals usage.cost to the nano`, () =>
+    withGateway(async (g) => {
+      const before = await balance(g);
+      const raw = await client(g).chat.completions.create({
+        model,
+        messages: messages("[[mock:tokens=37]]"),
+      }).withResponse();
+      const usage = raw.data.usage as unknown as CostUsage;
+      assert.equal(usage.completion_tokens, 37);
+      assert.ok(usage.cost > 0);
+      assert.equal(typeof usage.cost_details, "object");
+      await assertDebit(g, raw.response.headers.get("x-generation-id")!, before, usage.cost);
+    }));
+
+  Deno.test(`chat billing (${model}): streaming debit equals usage.cost to the nano`, () =>
+    withGateway(async (g) => {
+      const before = await balance(g);
+      const raw = await client(g).chat.completions.create({
+        model,
+        messages: messages("[[mock:tokens=37]]"),
+        stream: true,
+      }).withResponse();
+      const id = raw.response.headers.get("x-generation-id");
+      assert.match(id ?? "", /^gen_/, "a streaming answer carries x-generation-id");
+      let usage: CostUsage | undefined;
+      for await (const c of raw.data) if (c.usage) usage = c.usage as unknown as CostUsage;
+      assert.equal(usage?.completion_tokens, 37);
+      await assertDebit(g, id!, before, usage!.cost);
+      const gen = (await g.store.getGeneration(g.accountId, id!))!;
+      assert.equal(gen.status, "completed");
+      assert.equal(gen.usageSource, "upstream");
+      assert.equal(gen.stream, true);
+    }));
+
+  Deno.test(`chat billing (${model}): streaming and non-streaming cost the same`, () =>
+    withGateway(async (g) => {
+      const c = client(g);
+      const msgs = messages("[[mock:tokens=23,cache_read=5]]");
+      const whole = await c.chat.completions.create({ model, messages: msgs });
+      const stream = await c.chat.completions.create({ model, messages: msgs, stream: true });
+      let streamed: CostUsage | undefined;
+      for await (const ch of stream) if (ch.usage) streamed = ch.usage as unknown as CostUsage;
+      const w = whole.usage as unknown as CostUsage;
+      assert.ok(streamed);
+      assert.equal(streamed.cost, w.cost);
+      assert.deepEqual(streamed.cost_details, w.cost_details);
+      assert.equal(streamed.prompt_tokens, w.prompt_tokens);
+      assert.equal(streamed.completion_tokens, w.completion_tokens);
+      await g.settled();
+      const [s, n] = await g.store.listGenerations(g.accountId, { limit: 2 });
+      assert.equal(s.cost, n.cost);
+      assert.deepEqual(s.tokens, n.tokens);
+    }));
+}
+
+Deno.test("chat billing: GET /v1/generations/{id} returns the generation of x-generation-id", () =>
+  withGateway(async (g) => {
+    const c = client(g);
+    const raw = await c.chat.completions.create({
+      model: MODEL,
+      messages: messages("[[mock:tokens=11]]"),
+    }).withResponse();
+    const id = raw.response.headers.get("x-generation-id")!;
+    assert.match(id, /^gen_/);
+    const usage = raw.data.usage as unknown as CostUsage;
+    await g.settled();
+    const gen = await c.get(`/generations/${id}`) as Obj;
+    assert.equal(gen.id, id);
+    assert.equal(gen.model, MODEL);
+    assert.equal(gen.provider, "openai");
+    assert.equal(gen.status, "completed");
+    assert.equal(gen.usage_source, "upstream");
+    assert.equal(gen.cost, usage.cost);
+    assert.equal(gen.stream, false);
+    assert.equal(gen.endpoint, "chat");
+    assert.equal(gen.finish_reason, "stop");
+    const tokens = gen.tokens as Obj;
+    assert.equal(tokens.input, usage.prompt_tokens);
+    assert.equal(tokens.output, 11);
+  }));
+
+Deno.test("chat billing: GET /v1/generations lists newest first with cursor pagination", () =>
+  withGateway(async (g) => {
+    const c = client(g);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const raw = await c.chat.completions.create({
+        model: MODEL,
+        messages: messages(`#${i} [[mock:tokens=2]]`),
+      }).withResponse();
+      ids.push(raw.response.headers.get("x-generation-id")!);
+    }
+    await g.settled();
+    const newest = [...ids].reverse();
+    const all = await c.get("/generations") as { data: Obj[]; has_more: boolean };
+    assert.deepEqual(all.data.map((x) => x.id), newest);
+    assert.equal(all.has_more, false);
+
+    const p1 = await c.get("/generations", { query: { limit: 2 } }) as {
+      data: Obj[];
+      has_more: boolean;
+      next_cursor: string | null;
+    };
+    assert.deepEqual(p1.data.map((x) => x.id), newest.slice(0, 2));
+    assert.equal(p1.has_more, true);
+    assert.equal(typeof p1.next_cursor, "string");
+    const p2 = await c.get("/generations", {
+      query: { limit: 2, cursor: p1.next_cursor },
+    }) as { data: Obj[]; has_more: boolean; next_cursor: string | null };
+    assert.deepEqual(p2.data.map((x) => x.id), newest.slice(2));
+    assert.equal(p2.has_more, false);
+    assert.equal(p2.next_cursor, null);
+  }));
+
+Deno.test("chat billing: another account's generation id → 404", () =>
+  withGateway(async (g) => {
+    const raw = await client(g).chat.completions.create({
+      model: MODEL,
+      messages: messages("[[mock:tokens=2]]"),
+    }).withResponse();
+    const id = raw.response.headers.get("x-generation-id")!;
+    await g.settled();
+    const other = await g.account("10");
+    const e = await sdkError(client(g, other.key).get(`/generations/${id}`));
+    assert.equal(e.status, 404);
+    assert.equal((e.error as Obj).code, 404);
+    const list = await client(g, other.key).get("/generations") as { data: Obj[] };
+    assert.deepEqual(list.data, [], "nor is it listed for the other account");
+    // The owner still sees it.
+    const mine = await client(g).get(`/generations/${id}`) as Obj;
+    assert.equal(mine.id, id);
+  }));
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(`chat billing (${model}): the completion id is the generation id (spec: id)`, () =>
+    withGateway(async (g) => {
+      // Spec, chat completion object: `id` is the "Generation identifier" — the one the
+      // generation history answers to.
+      const c = client(g);
+      const raw = await c.chat.completions.create({
+        model,
+        messages: messages("[[mock:tokens=2]]"),
+      }).withResponse();
+      assert.equal(raw.data.id, raw.response.headers.get("x-generation-id"));
+      const s = await c.chat.completions.create({
+        model,
+        messages: messages("[[mock:tokens=2]]"),
+        stream: true,
+      }).withResponse();
+      const ids = new Set<string>();
+      for await (const ch of s.data) ids.add(ch.id);
+      assert.deepEqual([...ids], [s.response.headers.get("x-generation-id")]);
+    }));
+}

@@ -1,0 +1,330 @@
+/**
+ * Across formats: one usage costs the same whichever client format asked and whichever
+ * upstream protocol reported it (each reports cached input its own way), and the chat SDK
+ * works against an Anthropic upstream (streaming and tools), and the messages SDK against an
+ * openai-responses upstream.
+ */
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import {
+  checkInvariants,
+  type GatewayOptions,
+  startGateway,
+  type TestGateway,
+} from "../helpers/gateway.ts";
+import { ALL_VIA_ANTHROPIC, ALL_VIA_CHAT, ALL_VIA_RESPONSES } from "../helpers/providers.ts";
+import { nanoToRub } from "../../src/billing/money.ts";
+
+const MODEL = "anthropic/claude-sonnet-4.5";
+
+async function withGateway(fn: (g: TestGateway) => Promise<void>, opts: GatewayOptions = {}) {
+  const g = await startGateway(opts);
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+  } finally {
+    await g.close();
+  }
+}
+
+const openai = (g: TestGateway) => new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+const anthropic = (g: TestGateway) =>
+  new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+
+type Client = "messages" | "chat" | "responses";
+
+interface Billed {
+  cost: number;
+  genCost: bigint;
+  tokens: Record<string, number | undefined>;
+  upstream: string;
+}
+
+/**
+ * One call of `client` against a gateway whose every slug goes to `providers`' protocol,
+ * with the same prompt text (the mock counts prompt tokens from the text, whatever the
+ * wire), so the upstream reports the same figures in its own shape.
+ */
+async function billedCall(
+  client: Client,
+  providers: unknown,
+  prompt: string,
+  stream: boolean,
+): Promise<Billed> {
+  let out: Billed | undefined;
+  await withGateway(async (g) => {
+    let cost: number | undefined;
+    let genId: string | null = null;
+    if (client === "messages") {
+      const params = {
+        model: MODEL,
+        max_tokens: 512,
+        messages: [{ role: "user" as const, content: prompt }],
+      };
+      if (stream) {
+        const res = await fetch(`${g.url}/v1/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+          body: JSON.stringify({ ...params, stream: true }),
+        });
+        assert.equal(res.status, 200);
+        genId = res.headers.get("x-generation-id");
+        const text = await res.text();
+        const delta = text.split("\n").find((l) =>
+          l.startsWith("data:") && l.includes("message_delta")
+        );
+        cost = JSON.parse(delta!.slice(5)).usage.cost;
+      } else {
+        const raw = await anthropic(g).messages.create(params).withResponse();
+        genId = raw.response.headers.get("x-generation-id");
+        cost = (raw.data.usage as unknown as { cost: number }).cost;
+      }
+    } else if (client === "chat") {
+      const messages = [{ role: "user" as const, content: prompt }];
+      if (stream) {
+        const s = await openai(g).chat.completions.create({
+          model: MODEL,
+          max_tokens: 512,
+          messages,
+          stream: true,
+        }).withResponse();
+        genId = s.response.headers.get("x-generation-id");
+        for await (const chunk of s.data) {
+          if (chunk.usage) cost = (chunk.usage as unknown as { cost: number }).cost;
+        }
+      } else {
+        const raw = await openai(g).chat.completions.create({
+          model: MODEL,
+          max_tokens: 512,
+          messages,
+        })
+          .withResponse();
+        genId = raw.response.headers.get("x-generation-id");
+        cost = (raw.data.usage as unknown as { cost: number }).cost;
+      }
+    } else {
+      const input = [{ role: "user" as const, content: prompt }];
+      if (stream) {
+        const s = await openai(g).responses.create({
+          model: MODEL,
+          max_output_tokens: 512,
+          input,
+          stream: true,
+        }).withResponse();
+        genId = s.response.headers.get("x-generation-id");
+        for await (const ev of s.data) {
+          if (ev.type === "response.completed") {
+            cost = (ev.response.usage as unknown as { cost: number }).cost;
+          }
+        }
+      } else {
+        const raw = await openai(g).responses.create({
+          model: MODEL,
+          max_output_tokens: 512,
+          input,
+        })
+          .withResponse();
+        genId = raw.response.headers.get("x-generation-id");
+        cost = (raw.data.usage as unknown as { cost: number }).cost;
+      }
+    }
+    assert.equal(typeof cost, "number");
+    await g.settled();
+    const gen = (await g.store.getGeneration(g.accountId, genId!))!;
+    assert.equal(gen.status, "completed");
+    assert.equal(gen.usageSource, "upstream");
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.length, 1);
+    out = {
+      cost: cost!,
+      genCost: gen.cost,
+      tokens: { ...gen.tokens },
+      upstream: g.mock.stats.calls[0].protocol,
+    };
+  }, { providers });
+  return out!;
+}
+
+Deno.test("cross-format: the same usage costs the same whichever way it was reported", async () => {
+  // Cache reads are reported as a part of the input by chat and responses, beside it by
+  // messages; the responses format has no cache-write figure, so only reads are compared.
+  const prompt = "Tell me about caching, briefly please. [[mock:tokens=7,cache_read=400]]";
+  const cases: [Client, unknown, boolean][] = [
+    ["messages", ALL_VIA_ANTHROPIC, false], // pass-through
+    ["messages", ALL_VIA_ANTHROPIC, true],
+    ["chat", ALL_VIA_CHAT, false], // pass-through
+    ["chat", ALL_VIA_CHAT, true],
+    ["messages", ALL_VIA_CHAT, false],
+    ["messages", ALL_VIA_CHAT, true],
+    ["chat", ALL_VIA_ANTHROPIC, false],
+    ["chat", ALL_VIA_ANTHROPIC, true],
+    ["responses", ALL_VIA_RESPONSES, false], // pass-through
+    ["responses", ALL_VIA_RESPONSES, true],
+    ["responses", ALL_VIA_CHAT, false],
+    ["responses", ALL_VIA_ANTHROPIC, true],
+    ["messages", ALL_VIA_RESPONSES, false],
+    ["chat", ALL_VIA_RESPONSES, true],
+  ];
+  const results: (Billed & { name: string })[] = [];
+  for (const [client, providers, stream] of cases) {
+    const b = await billedCall(client, providers, prompt, stream);
+    results.push({ ...b, name: `${client}→${b.upstream}${stream ? " (stream)" : ""}` });
+  }
+  const ref = results[0];
+  assert.equal(ref.tokens.cacheRead, 400);
+  assert.equal(ref.tokens.output, 7);
+  assert.ok(ref.tokens.input! > 400, "internal input counts the cached part too");
+  for (const r of results) {
+    assert.deepEqual(
+      { input: r.tokens.input, output: r.tokens.output, cacheRead: r.tokens.cacheRead },
+      { input: ref.tokens.input, output: ref.tokens.output, cacheRead: ref.tokens.cacheRead },
+      `${r.name}: tokens`,
+    );
+    assert.equal(r.genCost, ref.genCost, `${r.name}: debit ${r.genCost} vs ${ref.genCost}`);
+    assert.equal(r.cost, ref.cost, `${r.name}: usage.cost`);
+    assert.equal(nanoToRub(r.genCost), r.cost, `${r.name}: usage.cost is the debit`);
+  }
+});
+
+// ---- the chat SDK against the Anthropic upstream --------------------------------------------
+
+const WEATHER: OpenAI.Chat.Completions.ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "Weather for a city",
+    parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+  },
+};
+
+Deno.test("cross-format: chat SDK streaming against the anthropic upstream", async () => {
+  await withGateway(async (g) => {
+    const stream = await openai(g).chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Count [[mock:tokens=5]]" },
+      ],
+      stream: true,
+    });
+    let text = "";
+    let finish: string | null | undefined;
+    let usage: Record<string, unknown> | undefined;
+    for await (const chunk of stream) {
+      assert.equal(chunk.object, "chat.completion.chunk");
+      assert.equal(chunk.model, MODEL);
+      text += chunk.choices[0]?.delta?.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage as unknown as Record<string, unknown>;
+    }
+    assert.equal(text, "tok0 tok1 tok2 tok3 tok4");
+    assert.equal(finish, "stop");
+    assert.equal(usage?.completion_tokens, 5);
+    assert.equal(typeof usage?.cost, "number");
+    await g.mock.idle();
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "messages");
+    const sent = call.body as Record<string, unknown>;
+    assert.equal(sent.model, "claude-sonnet-4-5");
+    assert.equal(typeof sent.max_tokens, "number", "Anthropic requires max_tokens");
+    assert.equal(sent.stream, true);
+    assert.ok(JSON.stringify(sent.system).includes("Be brief."));
+    assert.ok(
+      (sent.messages as { role: string }[]).every((m) => m.role !== "system"),
+      "the system prompt moves out of messages",
+    );
+  });
+});
+
+Deno.test("cross-format: chat SDK tool calls against the anthropic upstream (non-streaming, streaming, round trip)", async () => {
+  await withGateway(async (g) => {
+    const c = openai(g);
+    const first = await c.chat.completions.create({
+      model: MODEL,
+      tools: [WEATHER],
+      messages: [{ role: "user", content: "Weather in Paris? [[mock:tool=get_weather]]" }],
+    });
+    const choice = first.choices[0];
+    assert.equal(choice.finish_reason, "tool_calls");
+    const calls = choice.message.tool_calls!;
+    assert.equal(calls.length, 1);
+    const call = calls[0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    assert.equal(call.type, "function");
+    assert.equal(call.function.name, "get_weather");
+    assert.deepEqual(JSON.parse(call.function.arguments), { q: "mock query 1" });
+
+    // Streaming, two parallel calls: the argument fragments assemble per index.
+    const stream = await c.chat.completions.create({
+      model: MODEL,
+      tools: [WEATHER, { ...WEATHER, function: { ...WEATHER.function, name: "get_time" } }],
+      messages: [{ role: "user", content: "Weather and time? [[mock:tools=2]]" }],
+      stream: true,
+    });
+    const built = new Map<number, { id?: string; name?: string; args: string }>();
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      for (const tc of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        const b = built.get(tc.index) ?? { args: "" };
+        if (tc.id) b.id = tc.id;
+        if (tc.function?.name) b.name = tc.function.name;
+        b.args += tc.function?.arguments ?? "";
+        built.set(tc.index, b);
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    assert.equal(finish, "tool_calls");
+    assert.deepEqual([...built.values()].map((b) => b.name), ["get_weather", "get_time"]);
+    for (const b of built.values()) {
+      assert.ok(b.id);
+      assert.deepEqual(Object.keys(JSON.parse(b.args)), ["q"]);
+    }
+
+    // Round trip: the tool result goes back as an Anthropic tool_result block.
+    const second = await c.chat.completions.create({
+      model: MODEL,
+      tools: [WEATHER],
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        { role: "assistant", content: null, tool_calls: calls },
+        { role: "tool", tool_call_id: call.id, content: "Sunny, 21°C" },
+        { role: "user", content: "Thanks [[mock:tokens=2]]" },
+      ],
+    });
+    assert.equal(second.choices[0].message.content, "tok0 tok1");
+    await g.mock.idle();
+    const sent = g.mock.stats.calls.at(-1)!.body as {
+      messages: { role: string; content: { type: string; tool_use_id?: string; id?: string }[] }[];
+    };
+    const assistant = sent.messages.find((m) => m.role === "assistant")!;
+    assert.equal(assistant.content.find((b) => b.type === "tool_use")?.id, call.id);
+    const result = sent.messages.flatMap((m) => Array.isArray(m.content) ? m.content : [])
+      .find((b) => b.type === "tool_result");
+    assert.equal(result?.tool_use_id, call.id);
+  });
+});
+
+Deno.test("cross-format: messages SDK streaming with tools against an openai-responses upstream", async () => {
+  await withGateway(async (g) => {
+    const final = await anthropic(g).messages.stream({
+      model: "openai/gpt-5.1",
+      max_tokens: 256,
+      tools: [{
+        name: "get_weather",
+        input_schema: { type: "object", properties: { q: { type: "string" } } },
+      }],
+      messages: [{ role: "user", content: "Weather? [[mock:tool=get_weather,tokens=2]]" }],
+    }).finalMessage();
+    assert.equal(final.stop_reason, "tool_use");
+    assert.equal((final.content[0] as { text: string }).text, "tok0 tok1");
+    const use = final.content.find((b) => b.type === "tool_use");
+    assert.ok(use && use.type === "tool_use");
+    assert.deepEqual(use.input, { q: "mock query 1" });
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.equal(g.mock.stats.calls[0].protocol, "responses");
+    assert.equal(sent.store, false);
+  }, { providers: ALL_VIA_RESPONSES });
+});
