@@ -3,6 +3,8 @@
  * upstream gets the upstream's own bytes, with only the edits the spec demands.
  *
  * Stream: every event is forwarded as its original text, unparsed, except
+ * - `response.created` / `response.in_progress`, whose response `model` is set to the
+ *   requested slug (the spec's Response object carries it);
  * - the terminal `response.completed` / `response.incomplete`, held back until the meter's
  *   cost is known and then re-serialised — `model` set to the requested slug, `cost` and
  *   `cost_details` added to `usage` (the one event parsed here);
@@ -20,6 +22,9 @@ import { type SseEvent, sseFrame } from "../sse.ts";
 import { editUpstreamResponse, responseError, responseObject } from "./response_object.ts";
 
 type Obj = Record<string, unknown>;
+
+/** The first `"model": "…"` of an event: in the opening events, the response's own. */
+const MODEL_FIELD = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/;
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
@@ -52,6 +57,11 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
       if (type !== undefined && TERMINAL.has(type)) {
         held = ev;
         return "";
+      }
+      // The spec's Response object carries the requested slug; the opening events hold one.
+      // Only the value is replaced, in place: every other byte stays the upstream's.
+      if (type === "response.created" || type === "response.in_progress") {
+        return ev.raw.replace(MODEL_FIELD, (_, key) => key + JSON.stringify(ctx.model));
       }
       return ev.raw;
     },
