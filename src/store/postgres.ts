@@ -10,11 +10,19 @@ import { type Db, param } from "./db.ts";
 const CONNECTIONS_MAX = 10;
 /** Seconds `close()` waits for queries in flight before cutting connections. */
 const CLOSE_TIMEOUT_S = 5;
+/** Seconds to wait for a connection: while PostgreSQL is down, paid requests must get a
+ * quick 503 with Retry-After, not hang for postgres.js's default 30 s. */
+const CONNECT_TIMEOUT_S = 2;
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
 export function openPostgres(url: string): Promise<Db> {
-  const sql = postgres(url, { max: CONNECTIONS_MAX, onnotice: () => {}, prepare: true });
+  const sql = postgres(url, {
+    max: CONNECTIONS_MAX,
+    onnotice: () => {},
+    prepare: true,
+    connect_timeout: CONNECT_TIMEOUT_S,
+  });
   return Promise.resolve({
     ...wrap(sql),
     transaction: <T>(fn: (tx: Db) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
