@@ -194,10 +194,22 @@ async function runUpstream(
     meter.upstreamModel = c.upstreamModel;
     const headers = { "x-generation-id": hold.generationId };
     const result = call.request.stream
-      ? await startStream(call, c, proto, pass, outcome.response, outcome.abort, meter, ctx, app)
+      ? await startStream(
+        call,
+        c,
+        proto,
+        pass,
+        outcome.response,
+        outcome.abort,
+        meter,
+        ctx,
+        app,
+        req.signal,
+      )
       : await wholeBody(call, proto, pass, outcome.response, outcome.abort, meter, ctx, req);
     if ("retry" in result) {
       lastError = result.error;
+      if (result.error.status === 499) return cancelled(hold, meter);
       recordOutcome(app.breakers, c, false);
       if (result.retry) continue;
       break;
@@ -228,6 +240,11 @@ async function runUpstream(
   throw error;
 }
 
+/** The client left during an attempt; its meter has settled. Nobody reads this answer. */
+function cancelled(hold: Hold, _meter: Meter): Response {
+  return new Response(null, { status: 499, headers: { "x-generation-id": hold.generationId } });
+}
+
 type Attempt =
   | { stream: ReadableStream<Uint8Array> }
   | { stream?: undefined; json: unknown }
@@ -247,6 +264,7 @@ async function startStream(
   meter: Meter,
   ctx: EncodeContext,
   app: AppContext,
+  clientSignal: AbortSignal,
 ): Promise<Attempt> {
   const stage = new StreamStage({
     decoder: proto.createDecoder(),
@@ -255,22 +273,44 @@ async function startStream(
   }, meter);
   const reader = response.body!.getReader();
   let initial = "";
-  for (let i = 0; i < peekEventsMax && stage.first === undefined; i++) {
-    let r: ReadableStreamReadResult<Uint8Array>;
-    try {
-      r = await reader.read();
-    } catch {
-      r = { done: true, value: undefined };
+  // Until the first token, the first-byte deadline still runs (headers alone are no answer),
+  // and a client that leaves cancels the upstream.
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, c.provider.timeouts.firstByteMs);
+  const onClientAbort = () => reader.cancel().catch(() => {});
+  clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  try {
+    for (let i = 0; i < peekEventsMax && stage.first === undefined; i++) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch {
+        r = { done: true, value: undefined };
+      }
+      if (r.done) break;
+      initial += stage.feed(r.value);
     }
-    if (r.done) break;
-    initial += stage.feed(r.value);
+  } finally {
+    clearTimeout(deadline);
+    clientSignal.removeEventListener("abort", onClientAbort);
   }
   const first: Event | undefined = stage.first;
   if (first === undefined || first.type === "error") {
     abort.abort();
     reader.cancel().catch(() => {});
+    if (clientSignal.aborted) {
+      meter.settle("cancelled");
+      return { retry: false, error: new GatewayError(499, "client closed the request") };
+    }
     const error = first?.type === "error"
       ? first.error
+      : timedOut
+      ? new GatewayError(504, `provider ${c.provider.id} sent no token in time`, {
+        metadata: { provider_name: c.provider.id },
+      })
       : new GatewayError(502, `provider ${c.provider.id} sent an empty stream`);
     return { retry: error.status === 429 || error.status >= 500, error };
   }

@@ -5,12 +5,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import {
-  checkInvariants,
-  type GatewayOptions,
-  startGateway,
-  type TestGateway,
-} from "./gateway.ts";
+import { checkInvariants, type GatewayOptions, startGateway, type TestGateway } from "./gateway.ts";
 
 /** A cheap image-capable chat model served by the `openai` provider (openai-chat, pass-through). */
 export const MODEL = "openai/gpt-4o-mini";
@@ -127,7 +122,10 @@ export async function sdk400(p: Promise<unknown>, field: string | RegExp): Promi
   assert.ok(err && typeof err === "object", `no error object: ${e.message}`);
   assert.equal(err.code, 400);
   assert.equal(typeof err.message, "string");
-  assert.ok(err.metadata !== null && typeof err.metadata === "object", "metadata must be an object");
+  assert.ok(
+    err.metadata !== null && typeof err.metadata === "object",
+    "metadata must be an object",
+  );
   const message = err.message as string;
   if (typeof field === "string") {
     assert.ok(message.includes(field), `message ${JSON.stringify(message)} must name ${field}`);

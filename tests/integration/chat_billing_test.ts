@@ -7,14 +7,7 @@ import assert from "node:assert/strict";
 import type OpenAI from "openai";
 import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
-import {
-  ANTHROPIC_MODEL,
-  balance,
-  client,
-  MODEL,
-  sdkError,
-  withGateway,
-} from "../helpers/chat.ts";
+import { ANTHROPIC_MODEL, balance, client, MODEL, sdkError, withGateway } from "../helpers/chat.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -218,21 +211,36 @@ Deno.test("chat billing: another account's generation id → 404", () =>
 for (const model of [MODEL, ANTHROPIC_MODEL]) {
   Deno.test(`chat billing (${model}): the completion id is the generation id (spec: id)`, () =>
     withGateway(async (g) => {
-      // Spec, chat completion object: `id` is the "Generation identifier" — the one the
-      // generation history answers to.
+      // Spec, chat completion object: `id` is the "Generation identifier" (the one the
+      // generation history answers to) and `model` the slug. Streaming chunks should agree
+      // with the whole object; mismatches are collected so one run reports them all.
       const c = client(g);
+      const problems: string[] = [];
       const raw = await c.chat.completions.create({
         model,
         messages: messages("[[mock:tokens=2]]"),
       }).withResponse();
-      assert.equal(raw.data.id, raw.response.headers.get("x-generation-id"));
+      const wholeId = raw.response.headers.get("x-generation-id");
+      if (raw.data.id !== wholeId) problems.push(`body id ${raw.data.id} ≠ ${wholeId}`);
+      if (raw.data.model !== model) problems.push(`body model ${raw.data.model}`);
       const s = await c.chat.completions.create({
         model,
         messages: messages("[[mock:tokens=2]]"),
         stream: true,
       }).withResponse();
+      const streamId = s.response.headers.get("x-generation-id");
       const ids = new Set<string>();
-      for await (const ch of s.data) ids.add(ch.id);
-      assert.deepEqual([...ids], [s.response.headers.get("x-generation-id")]);
+      const models = new Set<string>();
+      for await (const ch of s.data) {
+        ids.add(ch.id);
+        models.add(ch.model);
+      }
+      if (ids.size !== 1 || !ids.has(streamId!)) {
+        problems.push(`chunk ids ${[...ids].join(", ")} ≠ ${streamId}`);
+      }
+      if (models.size !== 1 || !models.has(model)) {
+        problems.push(`chunk models ${[...models].join(", ")}`);
+      }
+      assert.deepEqual(problems, []);
     }));
 }

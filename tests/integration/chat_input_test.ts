@@ -206,7 +206,10 @@ Deno.test("chat input: an omitted model uses the account's default model", () =>
     assert.equal(raw.data.model, MODEL);
     assert.equal(upstreamBody(g).model, "gpt-4o-mini");
     await g.settled();
-    const gen = await g.store.getGeneration(a.accountId, raw.response.headers.get("x-generation-id")!);
+    const gen = await g.store.getGeneration(
+      a.accountId,
+      raw.response.headers.get("x-generation-id")!,
+    );
     assert.equal(gen?.model, MODEL);
     assert.equal(gen?.status, "completed");
   }));

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
+import { answerText } from "../../src/providers/mock/server.ts";
+import { postChat, sseData } from "../helpers/chat.ts";
 
 const MODEL = "openai/gpt-4o-mini";
 
@@ -71,5 +73,52 @@ Deno.test("chat: streaming relays chunks and ends with usage, cost and [DONE]", 
     assert.ok(text.length > 0);
     assert.equal(usage?.completion_tokens, 8);
     assert.equal(typeof usage?.cost, "number");
+  });
+});
+
+Deno.test("chat: a successful stream's raw SSE: role chunk, content, finish, usage chunk, [DONE]", async () => {
+  await withGateway(async (g) => {
+    const res = await postChat(g, {
+      model: MODEL,
+      stream: true,
+      messages: [{ role: "user", content: "Count [[mock:tokens=4]]" }],
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+    assert.match(res.headers.get("x-generation-id") ?? "", /^gen_/);
+    const data = sseData(await res.text());
+    assert.equal(data.at(-1), "[DONE]");
+    assert.equal(data.filter((d) => d === "[DONE]").length, 1);
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+    for (const c of chunks) {
+      assert.equal(c.object, "chat.completion.chunk");
+      assert.equal(c.error, undefined);
+    }
+    assert.equal(chunks[0].choices[0].delta.role, "assistant");
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("");
+    assert.equal(text, answerText(4));
+    const finishes = chunks.map((c) => c.choices[0]?.finish_reason).filter((f) => f);
+    assert.deepEqual(finishes, ["stop"]);
+    const last = chunks.at(-1);
+    assert.deepEqual(last.choices, []);
+    assert.equal(last.usage.completion_tokens, 4);
+    assert.equal(last.usage.total_tokens, last.usage.prompt_tokens + 4);
+    assert.ok(last.usage.cost > 0);
+    assert.ok("upstream_inference_output_cost" in last.usage.cost_details);
+  });
+});
+
+Deno.test("chat: finish_reason length when max_tokens cuts the answer", async () => {
+  await withGateway(async (g) => {
+    const r = await client(g).chat.completions.create({
+      model: MODEL,
+      max_tokens: 3,
+      messages: [{ role: "user", content: "Count [[mock:tokens=10]]" }],
+    });
+    assert.equal(r.choices[0].finish_reason, "length");
+    assert.equal(r.usage!.completion_tokens, 3);
+    assert.equal(r.choices[0].message.content, answerText(3));
+    // The upstream was asked for the same cap.
+    assert.equal((g.mock.stats.calls[0].body as Record<string, unknown>).max_tokens, 3);
   });
 });

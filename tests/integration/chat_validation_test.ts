@@ -39,9 +39,15 @@ function rejects(extra: Record<string, unknown>, field: string | RegExp) {
     });
 }
 
-Deno.test("chat validation: temperature below 0 → 400", rejects({ temperature: -0.1 }, "temperature"));
+Deno.test(
+  "chat validation: temperature below 0 → 400",
+  rejects({ temperature: -0.1 }, "temperature"),
+);
 
-Deno.test("chat validation: temperature above 2 → 400", rejects({ temperature: 2.01 }, "temperature"));
+Deno.test(
+  "chat validation: temperature above 2 → 400",
+  rejects({ temperature: 2.01 }, "temperature"),
+);
 
 Deno.test("chat validation: top_p of 0 → 400", rejects({ top_p: 0 }, "top_p"));
 

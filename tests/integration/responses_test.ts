@@ -281,6 +281,39 @@ for (const u of UPSTREAMS) {
   }
 }
 
+for (const u of UPSTREAMS) {
+  const { model, opts } = SETUP[u];
+  Deno.test(`responses (${u} upstream): a length finish is status incomplete, streamed or not`, async () => {
+    await withGateway(async (g) => {
+      const params = {
+        model,
+        instructions: "Be brief.",
+        input: "Long answer [[mock:tokens=3,finish=length]]",
+      };
+      const r = await client(g).responses.create(params);
+      assert.equal(r.status, "incomplete");
+      assert.equal(r.incomplete_details?.reason, "max_output_tokens");
+      assert.equal(r.output_text, "tok0 tok1 tok2");
+      checkUsage(r.usage as unknown as Record<string, unknown>);
+
+      const res = await post(g, { ...params, stream: true });
+      const events = parseSse(await res.text());
+      const names = events.map((e) => e.event);
+      assert.equal(names.at(-1), "response.incomplete", names.join(" "));
+      assert.ok(!names.includes("response.completed"));
+      const done = JSON.parse(events.at(-1)!.data).response;
+      assert.equal(done.status, "incomplete");
+      assert.equal(done.incomplete_details?.reason, "max_output_tokens");
+      assert.equal(done.model, model);
+      checkUsage(done.usage);
+
+      await g.mock.idle();
+      const sent = JSON.stringify(g.mock.stats.calls[0].body);
+      assert.ok(sent.includes("Be brief."), "instructions reach the upstream");
+    }, opts);
+  });
+}
+
 // ---- function tools ------------------------------------------------------------------------
 
 const TOOLS: OpenAI.Responses.FunctionTool[] = [

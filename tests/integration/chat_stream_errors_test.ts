@@ -1,0 +1,253 @@
+/**
+ * Chat completions streams that go wrong after the first byte, end to end: an upstream
+ * in-stream error, a connection cut, a mid-stream stall, and a client that disconnects (under
+ * both cancel policies). Each must end the client's stream with the gateway's error chunk
+ * (`finish_reason: "error"`, an `error` object, usage with cost, no `[DONE]`) and settle the
+ * generation exactly once, at the cost of what was consumed.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { rubToNano } from "../../src/billing/money.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import {
+  ANTHROPIC_MODEL,
+  balance,
+  client,
+  mockProvider,
+  MODEL,
+  postChat,
+  settledGeneration,
+  sseData,
+  waitFor,
+  withGateway,
+} from "../helpers/chat.ts";
+
+type Obj = Record<string, unknown>;
+
+interface Chunk {
+  id: string;
+  model: string;
+  choices: { index: number; delta: Obj; finish_reason: string | null }[];
+  usage?: { completion_tokens: number; cost: number } | null;
+  error?: { code: number; message: string; metadata: Obj };
+}
+
+/** Streams `marker` raw through fetch; returns the data payloads and the generation id. */
+async function rawStream(g: TestGateway, model: string, marker: string) {
+  const res = await postChat(g, {
+    model,
+    stream: true,
+    messages: [{ role: "user", content: `Tell me more ${marker}` }],
+  });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
+  const id = res.headers.get("x-generation-id")!;
+  const data = sseData(await res.text());
+  return { id, data };
+}
+
+/** The stream's end is the gateway's error chunk; returns it and the content before it. */
+function assertErrorEnd(data: string[]): { last: Chunk; text: string } {
+  assert.ok(!data.includes("[DONE]"), "no [DONE] after an error");
+  const chunks = data.map((d) => JSON.parse(d) as Chunk);
+  const last = chunks.at(-1)!;
+  assert.equal(last.choices[0]?.finish_reason, "error", JSON.stringify(last));
+  assert.ok(last.error, "the last chunk carries an error object");
+  assert.equal(typeof last.error.code, "number");
+  assert.ok(last.error.code >= 500, `a provider-side code: ${last.error.code}`);
+  assert.equal(typeof last.error.message, "string");
+  assert.equal(typeof last.error.metadata, "object");
+  assert.equal(typeof last.usage?.cost, "number");
+  for (const c of chunks.slice(0, -1)) {
+    assert.ok(c.error === undefined, "only the last chunk carries the error");
+    assert.notEqual(c.choices[0]?.finish_reason, "error");
+  }
+  const text = chunks.map((c) => (c.choices[0]?.delta?.content as string | undefined) ?? "")
+    .join("");
+  return { last, text };
+}
+
+/** The failed generation is settled once, at the cost the error chunk showed. */
+async function assertFailedSettlement(g: TestGateway, id: string, before: bigint, cost: number) {
+  const gen = await settledGeneration(g, g.accountId, id);
+  await g.settled();
+  assert.equal(gen.status, "failed");
+  assert.equal(gen.finishReason, "error");
+  assert.ok(gen.cost > 0n, "the tokens relayed before the error are paid for");
+  assert.equal(gen.cost, rubToNano(String(cost)), "the debit is the cost the client saw");
+  assert.equal(before - (await balance(g)), gen.cost);
+  const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+  assert.equal(debits.length, 1);
+  assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+  return gen;
+}
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(`chat stream errors (${model}): an in-stream upstream error after 3 tokens`, () =>
+    withGateway(async (g) => {
+      const before = await balance(g);
+      const { id, data } = await rawStream(g, model, "[[mock:tokens=10,fail=3]]");
+      const { last, text } = assertErrorEnd(data);
+      assert.equal(text, "tok0 tok1 tok2");
+      assert.equal(last.error!.code, 502);
+      await g.mock.idle();
+      assert.equal(g.mock.stats.calls.length, 1, "no failover after the first byte");
+      assert.equal(g.mock.stats.calls[0].outcome, "error");
+      const gen = await assertFailedSettlement(g, id, before, last.usage!.cost);
+      assert.equal(gen.usageSource, "counted");
+      assert.equal(gen.tokens.output, 3);
+    }));
+
+  Deno.test(`chat stream errors (${model}): the SDK surfaces the in-stream error`, () =>
+    withGateway(async (g) => {
+      const stream = await client(g).chat.completions.create({
+        model,
+        stream: true,
+        messages: [{ role: "user", content: "Tell me more [[mock:tokens=10,fail=3]]" }],
+      });
+      let text = "";
+      let thrown: unknown;
+      try {
+        for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+      } catch (e) {
+        thrown = e;
+      }
+      assert.ok(thrown instanceof OpenAI.APIError, `the SDK throws an APIError: ${thrown}`);
+      assert.equal((thrown.error as Obj).code, 502);
+      assert.equal(text, "tok0 tok1 tok2");
+    }));
+
+  Deno.test(`chat stream errors (${model}): a connection cut after 3 tokens`, () =>
+    withGateway(async (g) => {
+      const before = await balance(g);
+      const { id, data } = await rawStream(g, model, "[[mock:tokens=10,cut=3]]");
+      const { last, text } = assertErrorEnd(data);
+      assert.equal(text, "tok0 tok1 tok2");
+      await g.mock.idle();
+      assert.equal(g.mock.stats.calls[0].outcome, "cut");
+      const gen = await assertFailedSettlement(g, id, before, last.usage!.cost);
+      assert.equal(gen.usageSource, "counted");
+      assert.equal(gen.tokens.output, 3);
+    }));
+}
+
+Deno.test("chat stream errors: a stall mid-stream ends with the error chunk after idleMs", () =>
+  withGateway(async (g) => {
+    const before = await balance(g);
+    const t0 = Date.now();
+    const { id, data } = await rawStream(g, MODEL, "[[mock:tokens=10,stall=3]]");
+    assert.ok(Date.now() - t0 < 5000, "ended by the idle timeout, not the mock");
+    const { last, text } = assertErrorEnd(data);
+    assert.equal(text, "tok0 tok1 tok2");
+    assert.equal(last.error!.code, 504);
+    await assertFailedSettlement(g, id, before, last.usage!.cost);
+    await g.mock.idle();
+    assert.notEqual(g.mock.stats.calls[0].outcome, "running", "the upstream call was ended");
+  }, {
+    providers: {
+      providers: [mockProvider("openai", { timeouts: { firstByteMs: 5000, idleMs: 400 } })],
+    },
+  }));
+
+/**
+ * Reads a few chunks of a long, slow stream through the SDK, then aborts; returns the
+ * generation id and the text seen.
+ */
+async function readThenAbort(g: TestGateway, model: string, marker: string, chunks = 4) {
+  const ac = new AbortController();
+  const raw = await client(g).chat.completions.create({
+    model,
+    stream: true,
+    messages: [{ role: "user", content: `Go on ${marker}` }],
+  }, { signal: ac.signal }).withResponse();
+  const id = raw.response.headers.get("x-generation-id")!;
+  let n = 0;
+  let text = "";
+  try {
+    for await (const c of raw.data) {
+      text += c.choices[0]?.delta?.content ?? "";
+      if (++n >= chunks) ac.abort();
+    }
+  } catch (e) {
+    assert.ok(
+      e instanceof OpenAI.APIUserAbortError || (e as Error).name === "AbortError",
+      `an abort, not ${e}`,
+    );
+  }
+  return { id, text };
+}
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(
+    `chat stream cancel (${model}): a client disconnect settles once with counted usage`,
+    () =>
+      withGateway(async (g) => {
+        const before = await balance(g);
+        const { id, text } = await readThenAbort(g, model, "[[mock:every=20,tokens=200]]");
+        assert.ok(text.startsWith("tok0"));
+        const gen = await settledGeneration(g, g.accountId, id);
+        await g.mock.idle();
+        await g.settled();
+        assert.equal(gen.status, "cancelled");
+        assert.equal(gen.usageSource, "counted");
+        assert.ok(gen.cost > 0n, "what was relayed is paid for");
+        assert.ok(gen.tokens.output! > 0 && gen.tokens.output! < 200, `${gen.tokens.output}`);
+        const call = g.mock.stats.calls[0];
+        assert.equal(call.outcome, "cancelled", "policy abort cancels the upstream call");
+        assert.ok(call.outputTokensSent < 200);
+        const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+        assert.equal(debits.length, 1, "exactly one debit");
+        assert.equal(debits[0].amount, -gen.cost);
+        assert.equal(before - (await balance(g)), gen.cost);
+        assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+        // Nothing settles it a second time later.
+        await new Promise((r) => setTimeout(r, 200));
+        await g.settled();
+        const again = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+        assert.equal(again.length, 1);
+      }),
+  );
+
+  Deno.test(
+    `chat stream cancel (${model}): with CANCEL_POLICY=drain the upstream runs to its usage`,
+    () =>
+      withGateway(async (g) => {
+        const before = await balance(g);
+        const { id } = await readThenAbort(g, model, "[[mock:every=10,tokens=60]]");
+        const gen = await settledGeneration(g, g.accountId, id);
+        await g.mock.idle();
+        await g.settled();
+        assert.equal(gen.status, "cancelled");
+        assert.equal(gen.usageSource, "upstream");
+        assert.equal(gen.tokens.output, 60, "the upstream's own count of the whole answer");
+        assert.equal(g.mock.stats.calls[0].outcome, "completed");
+        assert.equal(before - (await balance(g)), gen.cost);
+        const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+        assert.equal(debits.length, 1);
+        assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+      }, { config: { CANCEL_POLICY: "drain" } }),
+  );
+}
+
+Deno.test("chat stream cancel: a non-streaming client that leaves cancels the upstream", () =>
+  withGateway(async (g) => {
+    // Raw fetch: the SDK (7.57) rejects at once on abort while its fetch to a
+    // not-yet-answering server is left open, so the server never sees a disconnect.
+    const ac = new AbortController();
+    const p = postChat(g, {
+      model: MODEL,
+      messages: [{ role: "user", content: "Slowly [[mock:every=20,tokens=200]]" }],
+    }, { signal: ac.signal }).catch((e) => e);
+    await waitFor("the upstream call", () => g.mock.stats.calls.length > 0 || undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    ac.abort();
+    assert.equal(((await p) as Error).name, "AbortError");
+    const [first] = await waitFor("the generation", async () => {
+      const l = await g.store.listGenerations(g.accountId, { limit: 1 });
+      return l.length > 0 ? l : undefined;
+    });
+    const gen = await settledGeneration(g, g.accountId, first.id);
+    await g.mock.idle();
+    assert.equal(gen.status, "cancelled");
+    assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
+  }));
