@@ -199,11 +199,8 @@ Deno.test("foundation: a revoked key gets 401 in each endpoint's envelope", asyn
   });
 });
 
-// The embeddings and images endpoints are not mounted yet (src/endpoints/mod.ts returns no
-// routes, so both paths answer the plain 404). Drop `ignore` once they are.
 Deno.test({
   name: "foundation: a revoked key gets 401 in the coded envelope on /v1/embeddings",
-  ignore: true,
   fn: async () => {
     await withGateway(async (g) => {
       await g.store.revokeKey(await keyIdOf(g, g.key));
@@ -224,7 +221,6 @@ Deno.test({
 
 Deno.test({
   name: "foundation: a revoked key gets 401 in the coded envelope on /v1/images/generations",
-  ignore: true,
   fn: async () => {
     await withGateway(async (g) => {
       await g.store.revokeKey(await keyIdOf(g, g.key));

@@ -1,0 +1,314 @@
+/**
+ * POST /v1/images/generations: auth → limit → validate (fields and the model's described
+ * capabilities) → hold the estimate (402 with `currentBalance`) → references resolved →
+ * upstream (`openai-images`, or images inside `openai-chat` messages; failover) → settle the
+ * actual cost once (0 when nothing came back) → store each image in url mode (falling back
+ * to b64_json for any that cannot be stored) → the image result.
+ */
+import { nanoToRub } from "../billing/money.ts";
+import { readJsonBody } from "../http/body.ts";
+import { renderError } from "../http/envelopes.ts";
+import {
+  badRequest,
+  GatewayError,
+  insufficientBalance,
+  isGatewayError,
+  noProvider,
+} from "../http/gateway_error.ts";
+import { authenticate } from "../pipeline/auth.ts";
+import type { AppContext } from "../pipeline/context.ts";
+import { limit } from "../pipeline/limit.ts";
+import { pricesFor } from "../pipeline/pipeline.ts";
+import { type Hold, reserve } from "../pipeline/quota.ts";
+import type { Protocol } from "../providers/provider.ts";
+import { candidatesFor } from "../providers/routing.ts";
+import { FetchFailedError, safeFetch, UnsafeUrlError } from "../lib/safe_fetch.ts";
+import { loadFile, saveFile } from "../blobs/mod.ts";
+import { type ImagesCall, parseImagesRequest } from "../formats/images/request.ts";
+import { imageCost, imageHold } from "../formats/images/cost.ts";
+import {
+  chatImagesBody,
+  decodeChatImagesBody,
+  decodeImagesApiBody,
+  type ImageOut,
+  imagesApiBody,
+  imagesApiPath,
+  type UpstreamImages,
+} from "../formats/images/upstream.ts";
+import { parseDataUrl, sniffImageType, toDataUrl } from "../formats/images/mime.ts";
+import { decodeEmbeddingsError } from "../formats/embeddings/errors.ts";
+import { blobsOf, callCandidates, Closer } from "./mod.ts";
+import { fileUrl, ownFileId, publicBase } from "./files.ts";
+
+/** One reference image at most (OpenAI's limit for an image input is 20 MB of data URL). */
+const referenceBytesMax = 20 * 1024 * 1024;
+/** All references of one request together. */
+const referencesBytesMax = 64 * 1024 * 1024;
+/** Fetching one reference, or one image a provider returned as a link. */
+const imageFetchMs = 30_000;
+/** One generated image fetched from a provider's link. */
+const generatedImageBytesMax = 64 * 1024 * 1024;
+
+/**
+ * TESTS ONLY: hosts that reference fetching may reach although they are not public (the
+ * local mock). Keyed by the app context; production code never sets it.
+ */
+const testAllowHosts = new WeakMap<object, string[]>();
+export function allowReferenceHostsForTests(app: AppContext, hosts: string[]): void {
+  testAllowHosts.set(app, hosts);
+}
+
+interface Generated {
+  up: UpstreamImages;
+  images: { bytes: Uint8Array; type: string }[];
+}
+
+export async function handleImages(req: Request, app: AppContext): Promise<Response> {
+  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  await limit(caller, app);
+  const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
+  const call = parseImagesRequest(body, app.catalogue);
+  const p = call.params;
+  const textOutput = call.model.architecture.output_modalities.includes("text");
+  // The Images API makes pictures only; models that also write text speak chat.
+  const allowed: Protocol[] = textOutput ? ["openai-chat"] : ["openai-images", "openai-chat"];
+  const candidates = candidatesFor(app.providers, call.model.id, allowed, app.breakers);
+  if (candidates.length === 0) throw noProvider(call.model.id);
+
+  let amount = 0n;
+  for (const c of candidates) {
+    const h = imageHold(call.model, pricesFor(c, call.model), p, call.nUpstream, app.rates);
+    if (h > amount) amount = h;
+  }
+  let hold: Hold;
+  try {
+    hold = await reserve(app, caller, {
+      endpoint: "images",
+      model: call.model.id,
+      stream: false,
+      amount,
+    });
+  } catch (e) {
+    if (isGatewayError(e) && e.status === 402) {
+      const a = await app.store.getAccount(caller.accountId).catch(() => null);
+      const available = a ? a.balance - a.held : 0n;
+      throw insufficientBalance({ currentBalance: nanoToRub(available) });
+    }
+    throw e;
+  }
+
+  const closer = new Closer(app, hold);
+  const headers = { "content-type": "application/json", "x-generation-id": hold.generationId };
+  try {
+    const needInline = candidates.some((c) => c.protocol === "openai-images");
+    const refs = await resolveReferences(app, req, call, needInline);
+    const seedSupported = call.model.image?.seed === true;
+    const result = await callCandidates<Generated>(app, candidates, req, {
+      path: (c) => (c.protocol === "openai-images" ? imagesApiPath(p) : "/chat/completions"),
+      body: (c) =>
+        JSON.stringify(
+          c.protocol === "openai-images"
+            ? imagesApiBody(p, c.upstreamModel, call.nUpstream, refs.inline, seedSupported)
+            : chatImagesBody(p, c.upstreamModel, call.nUpstream, refs.chat, {
+              textOutput,
+              openrouterUsage: !!c.provider.quirks.openrouterUsage,
+            }),
+        ),
+      timeoutMs: (c) => c.provider.timeouts.imagesMs,
+      decodeError: decodeImagesError,
+      read: async (json, c) => {
+        const up = c.protocol === "openai-images"
+          ? decodeImagesApiBody(json)
+          : decodeChatImagesBody(json);
+        const images = await materialize(up.images, req.signal);
+        if (images.length === 0) {
+          throw new GatewayError(
+            502,
+            up.text
+              ? `the provider returned no image; it said: ${up.text.slice(0, 300)}`
+              : "the provider returned no image",
+          );
+        }
+        return { up, images };
+      },
+    });
+    if (!result.ok) {
+      closer.fail(result.error);
+      throw result.error;
+    }
+    const { up, images } = result.value;
+    const c = result.candidate;
+    const bill = imageCost(call.model, pricesFor(c, call.model), p, {
+      images: images.length,
+      inputTokens: up.inputTokens,
+      outputTokens: up.outputTokens,
+      costUsd: up.costUsd,
+    }, app.rates);
+    closer.close({
+      status: "completed",
+      cost: bill.cost.nano,
+      costDetails: bill.cost.details,
+      provider: c.provider.id,
+      upstreamModel: c.upstreamModel,
+      finishReason: "stop",
+      tokens: bill.tokens,
+      usageSource: bill.source,
+      error: null,
+    });
+
+    const base = publicBase(app, req);
+    const blobs = blobsOf(app);
+    const data = await Promise.all(images.map(async (img) => {
+      if (p.responseFormat === "url") {
+        try {
+          const id = await saveFile(blobs, app.store, caller.accountId, img.bytes, img.type);
+          return { url: fileUrl(base, id) };
+        } catch (e) {
+          app.log.log("warn", "storing an image failed; answering it as b64_json", {
+            generation: hold.generationId,
+            error: (e as Error)?.message,
+          });
+        }
+      }
+      return { b64_json: img.bytes.toBase64() };
+    }));
+
+    const usage: Record<string, unknown> = {};
+    if (up.inputTokens !== undefined) usage.input_tokens = up.inputTokens;
+    if (up.outputTokens !== undefined) usage.output_tokens = up.outputTokens;
+    if (up.inputTokens !== undefined || up.outputTokens !== undefined) {
+      usage.total_tokens = (up.inputTokens ?? 0) + (up.outputTokens ?? 0);
+    }
+    usage.cost = nanoToRub(bill.cost.nano);
+    usage.cost_details = bill.cost.details;
+    const out = {
+      created: Math.floor(Date.now() / 1000),
+      data,
+      ...up.extras,
+      usage,
+    };
+    return new Response(JSON.stringify(out), { headers });
+  } catch (e) {
+    if (!closer.done) {
+      closer.fail(isGatewayError(e) ? e : new GatewayError(500, "internal error"));
+    }
+    // After the hold, errors name the generation too (its history row says what happened).
+    if (isGatewayError(e)) {
+      return renderError("coded", e, { "x-generation-id": hold.generationId });
+    }
+    throw e;
+  }
+}
+
+/** Provider errors for images: the embeddings table's mapping (a failure is a 502). */
+function decodeImagesError(status: number, body: unknown): GatewayError {
+  return decodeEmbeddingsError(status, body);
+}
+
+function referenceInvalid(i: number, why: string): GatewayError {
+  return badRequest(`input_references[${i}]: ${why}`, "INPUT_REFERENCE_INVALID");
+}
+
+/**
+ * References in the two forms the protocols want: `inline` (data URLs; the Images API gets
+ * the bytes, fetched here with safeFetch) and `chat` (public links passed on as they are,
+ * our own links and data URLs inlined). Our own /v1/files links are read from storage.
+ */
+async function resolveReferences(
+  app: AppContext,
+  req: Request,
+  call: ImagesCall,
+  needInline: boolean,
+): Promise<{ inline: string[]; chat: string[] }> {
+  const refs = call.params.references;
+  const inline: string[] = [];
+  const chat: string[] = [];
+  if (refs.length === 0) return { inline, chat };
+  const bases = [...new Set([publicBase(app, req), new URL(req.url).origin])];
+  let total = 0;
+  const count = (i: number, n: number) => {
+    if (n > referenceBytesMax) throw referenceInvalid(i, `larger than ${referenceBytesMax} bytes`);
+    total += n;
+    if (total > referencesBytesMax) {
+      throw referenceInvalid(i, `all references together exceed ${referencesBytesMax} bytes`);
+    }
+  };
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i];
+    const own = ownFileId(ref, bases);
+    if (own !== undefined || bases.some((b) => ref.startsWith(fileUrl(b, "")))) {
+      const f = own === undefined ? null : await loadFile(blobsOf(app), app.store, own).catch(
+        () => {
+          throw new GatewayError(503, "file storage is unavailable; retry shortly", {
+            retryAfter: 2,
+          });
+        },
+      );
+      if (!f) throw referenceInvalid(i, "no such stored file");
+      count(i, f.bytes.byteLength);
+      const url = toDataUrl(f.bytes);
+      inline.push(url);
+      chat.push(url);
+      continue;
+    }
+    if (/^data:/i.test(ref)) {
+      const d = parseDataUrl(ref);
+      if (!d || !d.type.startsWith("image/")) {
+        throw referenceInvalid(i, "a data URL must be data:image/…;base64,…");
+      }
+      count(i, d.bytes.byteLength);
+      inline.push(ref);
+      chat.push(ref);
+      continue;
+    }
+    chat.push(ref);
+    if (!needInline) continue;
+    try {
+      const got = await safeFetch(ref, {
+        maxBytes: referenceBytesMax,
+        timeoutMs: imageFetchMs,
+        signal: req.signal,
+        accept: "image/*",
+        allowHosts: testAllowHosts.get(app),
+      });
+      count(i, got.bytes.byteLength);
+      if (!sniffImageType(got.bytes).startsWith("image/")) {
+        throw referenceInvalid(i, "the URL does not point to an image");
+      }
+      inline.push(toDataUrl(got.bytes));
+    } catch (e) {
+      if (e instanceof UnsafeUrlError) throw referenceInvalid(i, `refused: ${e.message}`);
+      if (e instanceof FetchFailedError) throw referenceInvalid(i, `not fetched: ${e.message}`);
+      throw e;
+    }
+  }
+  return { inline, chat };
+}
+
+/** The bytes of every returned image; links are fetched (safely), unreadable ones dropped. */
+async function materialize(
+  images: ImageOut[],
+  signal: AbortSignal,
+): Promise<{ bytes: Uint8Array; type: string }[]> {
+  const out: { bytes: Uint8Array; type: string }[] = [];
+  for (const img of images) {
+    let bytes: Uint8Array | undefined;
+    if ("b64" in img) {
+      try {
+        bytes = Uint8Array.fromBase64(img.b64.trim());
+      } catch { /* dropped */ }
+    } else if (/^data:/i.test(img.url)) {
+      bytes = parseDataUrl(img.url)?.bytes;
+    } else {
+      try {
+        bytes = (await safeFetch(img.url, {
+          maxBytes: generatedImageBytesMax,
+          timeoutMs: imageFetchMs,
+          signal,
+        })).bytes;
+      } catch { /* dropped */ }
+    }
+    if (bytes && bytes.byteLength > 0) out.push({ bytes, type: sniffImageType(bytes) });
+  }
+  return out;
+}

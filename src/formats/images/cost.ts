@@ -1,0 +1,181 @@
+/**
+ * What an image call costs: the hold before it (from the parameters and the image count)
+ * and the debit after (from what the provider reported and the images it returned). Three
+ * price shapes occur in the catalogue (design note in ../shared/catalogue/PROVENANCE.md):
+ *   - per image, by resolution or quality (`image.prices`, or a unit price per image);
+ *   - per megapixel of output (`image.unit_prices`, unit "megapixel");
+ *   - per token (`pricing.image_output`, else `completion`; prompt at `prompt`).
+ * A cost the upstream reports itself (OpenRouter `usage.cost`) wins, as for text.
+ * Everything goes through computeCost, so markup and rounding are the text pipeline's.
+ */
+import type { CatalogueModel } from "../../catalogue/catalogue.ts";
+import { computeCost, type CostResult, type PriceTable, type Rates } from "../../billing/cost.ts";
+import { estimateTokens } from "../../billing/count.ts";
+import { cmp, formatDec, mul, parseDec } from "../../billing/money.ts";
+import type { Usage } from "../../events/usage.ts";
+import type { ImageParams } from "./request.ts";
+
+export type PriceShape =
+  | { kind: "per_image"; usd: string }
+  | { kind: "megapixel"; usdPerMp: string }
+  | { kind: "token"; input: string; output: string };
+
+/** Output tokens of one image when the provider does not say (gpt-image and Gemini tables). */
+export function tokensPerImage(p: Pick<ImageParams, "quality" | "resolution">): number {
+  switch (p.quality) {
+    case "high":
+      return 6240;
+    case "medium":
+      return 1568;
+    case "low":
+      return 408;
+  }
+  switch (p.resolution) {
+    case "4K":
+      return 2520;
+    case "2K":
+      return 1680;
+    case "1K":
+      return 1290;
+    case "512":
+      return 750;
+  }
+  return 4160;
+}
+
+/** Input tokens of one reference image when the provider does not say. */
+export const referenceTokens = 1290;
+
+const MEGAPIXELS: Record<string, string> = {
+  "512": "0.262144",
+  "1K": "1.048576",
+  "2K": "4.194304",
+  "4K": "16.777216",
+};
+
+export function megapixels(p: Pick<ImageParams, "size" | "resolution">): string {
+  const m = /^(\d+)x(\d+)$/.exec(p.size ?? "");
+  if (m) return formatDec({ n: BigInt(Number(m[1]) * Number(m[2])), scale: 6 });
+  return MEGAPIXELS[p.resolution ?? ""] ?? MEGAPIXELS["1K"];
+}
+
+function valid(v: string | undefined): v is string {
+  if (v === undefined || v === "") return false;
+  try {
+    return parseDec(v).n >= 0n;
+  } catch {
+    return false;
+  }
+}
+
+function dearest(values: string[]): string | undefined {
+  let best: string | undefined;
+  for (const v of values.filter(valid)) {
+    if (best === undefined || cmp(parseDec(v), parseDec(best)) > 0) best = v;
+  }
+  return best;
+}
+
+/** The price shape of a model for given parameters; `prices` is the provider's table. */
+export function priceShape(
+  model: CatalogueModel,
+  prices: PriceTable,
+  p: Pick<ImageParams, "quality" | "resolution" | "size">,
+): PriceShape {
+  const caps = model.image;
+  const perImage = caps?.prices;
+  if (perImage && Object.keys(perImage).length > 0) {
+    const usd = (p.resolution && perImage[p.resolution]) ||
+      (p.quality && perImage[p.quality]) || perImage["default"] ||
+      dearest(Object.values(perImage))!;
+    return { kind: "per_image", usd };
+  }
+  const out = caps?.unit_prices?.find((u) => u.billable === "output_image");
+  if (out?.unit === "image") return { kind: "per_image", usd: out.usd };
+  if (out?.unit === "megapixel") return { kind: "megapixel", usdPerMp: out.usd };
+  const tokenOut = [
+    prices.image_output,
+    prices.image_token,
+    out?.unit === "token" ? out.usd : undefined,
+    prices.completion,
+  ].find(valid) ?? "0";
+  const inText = caps?.unit_prices?.find((u) => u.billable === "input_text" && u.unit === "token");
+  const tokenIn = [prices.prompt, inText?.usd].find(valid) ?? "0";
+  return { kind: "token", input: tokenIn, output: tokenOut };
+}
+
+export interface ImageOutcome {
+  /** Images the provider returned. */
+  images: number;
+  /** Reported by the provider, when it did. */
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: string;
+}
+
+export interface ImageBill {
+  cost: CostResult;
+  tokens: { input?: number; output?: number };
+  source: "upstream" | "counted";
+}
+
+/**
+ * The cost of `outcome` (after the call) or of the estimate (before it: `images` = the
+ * count asked for, nothing reported).
+ */
+export function imageCost(
+  model: CatalogueModel,
+  prices: PriceTable,
+  p: ImageParams,
+  outcome: ImageOutcome,
+  rates: Rates,
+): ImageBill {
+  const shape = priceShape(model, prices, p);
+  const refs = p.references.length;
+  const extras: PriceTable = { request: prices.request, image: prices.image };
+  let usage: Usage;
+  let table: PriceTable;
+  let source: ImageBill["source"] = "upstream";
+  const tokens = { input: outcome.inputTokens, output: outcome.outputTokens };
+  switch (shape.kind) {
+    case "per_image":
+    case "megapixel": {
+      // One "output unit" per image at the per-image price.
+      const each = shape.kind === "per_image"
+        ? shape.usd
+        : formatDec(mul(parseDec(shape.usdPerMp), parseDec(megapixels(p))));
+      usage = { input: 0, output: outcome.images, costUsd: outcome.costUsd };
+      table = { ...extras, completion: each };
+      break;
+    }
+    case "token": {
+      let input = outcome.inputTokens;
+      let output = outcome.outputTokens;
+      if (input === undefined) {
+        input = estimateTokens(p.prompt) + refs * referenceTokens;
+        if (outcome.costUsd === undefined) source = "counted";
+      }
+      if (output === undefined) {
+        output = outcome.images * tokensPerImage(p);
+        if (outcome.costUsd === undefined) source = "counted";
+      }
+      tokens.input = input;
+      tokens.output = output;
+      usage = { input, output, costUsd: outcome.costUsd };
+      table = { ...extras, prompt: shape.input, completion: shape.output };
+      break;
+    }
+  }
+  return { cost: computeCost(usage, table, rates, { images: refs }), tokens, source };
+}
+
+/** The hold: the estimate for `n` images, nothing reported yet. */
+export function imageHold(
+  model: CatalogueModel,
+  prices: PriceTable,
+  p: ImageParams,
+  n: number,
+  rates: Rates,
+): bigint {
+  return imageCost(model, prices, p, { images: n }, rates).cost.nano;
+}

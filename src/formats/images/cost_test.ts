@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { Catalogue } from "../../catalogue/catalogue.ts";
+import { makeRates } from "../../billing/cost.ts";
+import { nanoToRub } from "../../billing/money.ts";
+import { imageCost, imageHold, megapixels, priceShape } from "./cost.ts";
+import type { ImageParams } from "./request.ts";
+
+const catalogue = await Catalogue.load();
+const rates = makeRates("100", "0"); // 1 USD = 100 RUB, no markup: easy figures
+const model = (slug: string) => catalogue.resolve(slug)!;
+const params = (p: Partial<ImageParams> = {}): ImageParams => ({
+  prompt: "abcdefgh", // 2 counted tokens
+  n: 1,
+  responseFormat: "b64_json",
+  references: [],
+  ...p,
+});
+
+Deno.test("image prices: the three shapes", () => {
+  const recraft = model("recraft/recraft-v4.1");
+  assert.deepEqual(priceShape(recraft, recraft.pricing, params()), {
+    kind: "per_image",
+    usd: "0.035",
+  });
+  const flux = model("black-forest-labs/flux.2-pro");
+  assert.deepEqual(priceShape(flux, flux.pricing, params()), {
+    kind: "megapixel",
+    usdPerMp: "0.03",
+  });
+  const gpt = model("openai/gpt-image-1");
+  assert.deepEqual(priceShape(gpt, gpt.pricing, params()), {
+    kind: "token",
+    input: "0.00001",
+    output: "0.00004",
+  });
+  assert.equal(megapixels({ size: "1024x1024" }), "1.048576");
+  assert.equal(megapixels({ resolution: "2K" }), "4.194304");
+  assert.equal(megapixels({}), "1.048576");
+});
+
+Deno.test("image cost: per image × images returned, hold for n", () => {
+  const m = model("recraft/recraft-v4.1");
+  const bill = imageCost(
+    m,
+    m.pricing,
+    params(),
+    { images: 2, inputTokens: 5, outputTokens: 99 },
+    rates,
+  );
+  assert.equal(nanoToRub(bill.cost.nano), 7); // 2 × 0.035 × 100
+  assert.deepEqual(bill.tokens, { input: 5, output: 99 });
+  assert.equal(bill.source, "upstream");
+  assert.equal(nanoToRub(imageHold(m, m.pricing, params(), 3, rates)), 10.5);
+});
+
+Deno.test("image cost: per megapixel by size", () => {
+  const m = model("black-forest-labs/flux.2-pro");
+  const bill = imageCost(m, m.pricing, params({ size: "2000x1000" }), { images: 1 }, rates);
+  assert.equal(nanoToRub(bill.cost.nano), 6); // 2 MP × 0.03 × 100
+});
+
+Deno.test("image cost: tokens reported, tokens counted, and the provider's own cost", () => {
+  const m = model("openai/gpt-image-1");
+  const reported = imageCost(m, m.pricing, params(), {
+    images: 1,
+    inputTokens: 10,
+    outputTokens: 272,
+  }, rates);
+  // 10 × 0.00001 + 272 × 0.00004 = 0.01098 USD
+  assert.equal(nanoToRub(reported.cost.nano), 1.098);
+  assert.equal(reported.source, "upstream");
+  const counted = imageCost(m, m.pricing, params({ quality: "low" }), { images: 2 }, rates);
+  assert.deepEqual(counted.tokens, { input: 2, output: 816 });
+  assert.equal(counted.source, "counted");
+  const own = imageCost(m, m.pricing, params(), { images: 1, costUsd: "0.05" }, rates);
+  assert.equal(nanoToRub(own.cost.nano), 5);
+  assert.equal(own.source, "upstream");
+  // The hold counts every asked image at the default token estimate, and references.
+  const hold = imageHold(m, m.pricing, params({ references: ["https://e/x.png"] }), 2, rates);
+  // (2 + 1290) × 0.00001 + 2 × 4160 × 0.00004 = 0.34572 USD
+  assert.equal(nanoToRub(hold), 34.572);
+});
+
+Deno.test("image cost: a provider's price table overrides the catalogue's", () => {
+  const m = model("openai/gpt-image-1");
+  const bill = imageCost(
+    m,
+    { prompt: "0", image_output: "0.0001" },
+    params(),
+    { images: 1, inputTokens: 10, outputTokens: 100 },
+    rates,
+  );
+  assert.equal(nanoToRub(bill.cost.nano), 1);
+});
