@@ -53,7 +53,9 @@ export type BodyEncoder = (events: Event[], cost: CostReport, ctx: EncodeContext
 
 /**
  * Same-format streaming (design §3): the upstream's own SSE text goes to the client untouched,
- * except the events the spec makes us edit (usage gets `cost`/`cost_details`). `raw` returns
+ * except the edits the spec demands: usage gets `cost`/`cost_details`, and where the format's
+ * objects carry the generation's `id` or the requested `model` (chat chunks, the responses
+ * opening events), those values are replaced in place, every other byte kept. `raw` returns
  * what to send now for one upstream event — its `raw` text, "" while holding it back, or an
  * edited frame — given the internal events the decoder drew from it.
  */
@@ -63,7 +65,7 @@ export interface PassThroughEncoder {
   end(cost: CostReport, error?: Event & { type: "error" }): string;
 }
 
-/** Same-format non-streaming: the upstream body with `model` set and cost added to usage. */
+/** Same-format non-streaming: the upstream body with `model` (and chat's `id`) set and cost added to usage. */
 export type PassThroughBody = (
   body: Record<string, unknown>,
   cost: CostReport,

@@ -12,7 +12,7 @@ import { mergeUsage, type Usage } from "../../src/events/usage.ts";
 import { createChatDecoder, decodeChatBody } from "../../src/formats/chat/decode.ts";
 import { createChatPassThrough } from "../../src/formats/chat/encode.ts";
 import { decodeChatError } from "../../src/formats/chat/errors.ts";
-import { decodeStream, sseEvents } from "../../src/formats/chat/test_support.ts";
+import { assertForwarded, decodeStream, sseEvents } from "../../src/formats/chat/test_support.ts";
 
 const DIR = new URL("../../../shared/fixtures/upstream/openai/", import.meta.url);
 
@@ -168,10 +168,14 @@ if (files.length === 0) {
   });
 }
 
-/** Pass-through of the recording: every event forwarded as is but the usage chunk. */
+/**
+ * Pass-through of the recording: every event forwarded as is but the chunks' top-level `id`
+ * and `model` (the generation's id and the slug) and the usage chunk (cost added).
+ */
 function checkPassThrough(text: string): void {
   const dec = createChatDecoder();
-  const pt = createChatPassThrough({ id: "gen-x", model: "openai/x", created: 1 });
+  const ctx = { id: "gen-x", model: "openai/x", created: 1 };
+  const pt = createChatPassThrough(ctx);
   const cost = { cost: 0.25, details: { upstream_inference_input_cost: 0.1 }, usage: {} };
   let out = "";
   for (const ev of sseEvents([text])) {
@@ -183,13 +187,27 @@ function checkPassThrough(text: string): void {
   out += pt.end(cost);
   const before = sseEvents([text]);
   const after = sseEvents([out]);
+  assert.equal(after.map((e) => e.raw).join(""), out);
   assert.equal(after.length, before.length);
+  assert.equal(after.filter((e) => e.data.includes('"usage":{')).length, 1);
   after.forEach((e, i) => {
-    if (!before[i].data.includes('"usage":{')) return assert.equal(e.raw, before[i].raw);
-    const usage = JSON.parse(e.data).usage;
-    assert.equal(usage.cost, 0.25);
-    assert.deepEqual(usage.cost_details, cost.details);
+    if (!before[i].data.includes('"usage":{')) return assertForwarded(e, before[i], ctx);
+    const edited = JSON.parse(e.data);
+    const original = JSON.parse(before[i].data);
+    assert.equal(edited.usage.cost, 0.25);
+    assert.deepEqual(edited.usage.cost_details, cost.details);
+    assert.deepEqual(edited, {
+      ...original,
+      id: ctx.id,
+      model: ctx.model,
+      usage: { ...original.usage, cost: 0.25, cost_details: cost.details },
+    });
   });
+  // Nothing of the upstream's chunk id or model name is left (tool call ids are kept).
+  const first = JSON.parse(before[0].data);
+  assert.ok(!out.includes(first.id));
+  assert.ok(!out.includes(JSON.stringify(first.model)));
+  for (const call of expectedFromStream(text).tools) assert.ok(out.includes(call.id));
 }
 
 /** Upstream error statuses → what the client gets on the chat endpoint. */

@@ -242,5 +242,13 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
         problems.push(`chunk models ${[...models].join(", ")}`);
       }
       assert.deepEqual(problems, []);
+      // The ids are the generations the history answers to, one per call.
+      assert.notEqual(streamId, wholeId);
+      await g.settled();
+      for (const id of [wholeId!, streamId!]) {
+        const gen = await c.get(`/generations/${id}`) as Obj;
+        assert.equal(gen.id, id);
+        assert.equal(gen.model, model);
+      }
     }));
 }

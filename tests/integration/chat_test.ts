@@ -44,6 +44,8 @@ Deno.test("chat: non-streaming completion returns text, usage and the debited co
     assert.ok("upstream_inference_input_cost" in usage.cost_details);
     const genId = raw.response.headers.get("x-generation-id")!;
     assert.match(genId, /^gen_/);
+    // Spec: the completion `id` is the generation identifier, not the upstream's.
+    assert.equal(r.id, genId);
     await g.settled();
     const after = (await g.store.getAccount(g.accountId))!;
     assert.equal(nanoToRub(before - after.balance), usage.cost);
@@ -85,14 +87,22 @@ Deno.test("chat: a successful stream's raw SSE: role chunk, content, finish, usa
     });
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
-    assert.match(res.headers.get("x-generation-id") ?? "", /^gen_/);
-    const data = sseData(await res.text());
+    const genId = res.headers.get("x-generation-id") ?? "";
+    assert.match(genId, /^gen_/);
+    const body = await res.text();
+    // The upstream's chunk id (chatcmpl-…) and model name are replaced everywhere.
+    assert.ok(!body.includes("chatcmpl-"), body);
+    assert.ok(!body.includes('"gpt-4o-mini"'), body);
+    const data = sseData(body);
     assert.equal(data.at(-1), "[DONE]");
     assert.equal(data.filter((d) => d === "[DONE]").length, 1);
     const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
     for (const c of chunks) {
       assert.equal(c.object, "chat.completion.chunk");
       assert.equal(c.error, undefined);
+      // Spec: chunk `id` is the generation id, `model` the requested slug.
+      assert.equal(c.id, genId);
+      assert.equal(c.model, MODEL);
     }
     assert.equal(chunks[0].choices[0].delta.role, "assistant");
     const text = chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("");

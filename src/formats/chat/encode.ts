@@ -208,7 +208,8 @@ function carriesContent(events: readonly Event[]): boolean {
 }
 
 /**
- * Same-protocol streaming: each upstream event goes out as its raw text, except
+ * Same-protocol streaming: each upstream event goes out as its raw text — but for the chunk's
+ * `id` and `model` values, edited in place to the generation id and the slug — except
  * - the usage chunk, held back (with anything after it, `[DONE]` included) and released by
  *   `end` with `cost` and `cost_details` added — the one chunk re-serialised;
  * - an upstream in-stream error chunk (or a malformed one), dropped with everything after it:
@@ -222,8 +223,11 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
   let doneSeen = false;
   /** After an error only the gateway's error chunk goes out (from `end`). */
   let failed = false;
-  /** Our own final chunks carry the id and model of the upstream chunks around them. */
+  /** Our own final chunks carry the generation id and the requested slug (spec: chat
+   * completion `id` is the generation id, `model` the slug). */
   const head: ChunkHead = { id: ctx.id, created: ctx.created, model: ctx.model };
+  /** The upstream's id and model, replaced in each forwarded chunk by an in-place edit. */
+  const rewrite = headRewriter(ctx);
 
   const release = (): string => {
     const out = (held ? held.raw : "") + tail;
@@ -247,11 +251,8 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
           return "";
         }
         if (e.type === "usage") usage = true;
-        else if (e.type === "response_start") {
-          if (e.id !== undefined) head.id = e.id;
-          if (e.model !== undefined) head.model = e.model;
-        }
       }
+      ev = rewrite(ev);
       const content = carriesContent(events);
       if (usage && !content) {
         const out = release();
@@ -278,6 +279,63 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
   };
 }
 
+/**
+ * Puts the generation id and the requested slug in place of the upstream's chunk `id` and
+ * `model`, editing the text in place so every other byte stays as sent. Only the first
+ * `"id": …` / `"model": …` holding exactly the upstream's value is replaced, so tool call ids
+ * (which come first in key-sorted chunks) stay as they are. The upstream's values are learnt
+ * by parsing a chunk the current edit misses — the first one, or one where the upstream
+ * changed them (Azure's content-filter chunk has `"id": ""`, and ids may change mid-stream) —
+ * so a usual stream is parsed once per chunk in all, by the decoder.
+ */
+function headRewriter(ctx: EncodeContext): (ev: SseEvent) => SseEvent {
+  const fields = [
+    { name: "id", ours: JSON.stringify(ctx.id), re: undefined as RegExp | undefined },
+    { name: "model", ours: JSON.stringify(ctx.model), re: undefined as RegExp | undefined },
+  ];
+  return (ev) => {
+    let { raw, data } = ev;
+    let chunk: Obj | undefined;
+    let parsed = false;
+    for (const f of fields) {
+      let hit = false;
+      const put = (_: string, key: string) => {
+        hit = true;
+        return key + f.ours;
+      };
+      if (f.re) raw = raw.replace(f.re, put);
+      if (!hit) {
+        if (!raw.includes(`"${f.name}"`)) continue;
+        if (!parsed) {
+          parsed = true;
+          chunk = parseObject(data);
+        }
+        const value = chunk?.[f.name];
+        if (typeof value !== "string") continue;
+        f.re = fieldPattern(f.name, value);
+        raw = raw.replace(f.re, put);
+        if (!hit) continue;
+      }
+      data = data.replace(f.re!, put);
+    }
+    return raw === ev.raw ? ev : { ...ev, raw, data };
+  };
+}
+
+function fieldPattern(field: string, value: string): RegExp {
+  const literal = JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`("${field}"\\s*:\\s*)${literal}`);
+}
+
+function parseObject(text: string): Obj | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The held usage chunk re-serialised with `cost` and `cost_details` in its usage. */
 function withCost(ev: SseEvent, cost: CostReport): string | undefined {
   try {
@@ -291,11 +349,12 @@ function withCost(ev: SseEvent, cost: CostReport): string | undefined {
   }
 }
 
-/** Same-protocol non-streaming: the upstream body, `model` set, cost added to usage. */
+/** Same-protocol non-streaming: the upstream body, `id` and `model` set, cost added to usage. */
 export const chatPassThroughBody: PassThroughBody = (body, cost, ctx) => {
   const usage = body.usage;
   return {
     ...body,
+    id: ctx.id,
     model: ctx.model,
     usage: usage !== null && typeof usage === "object"
       ? addCost(usage as Obj, cost)

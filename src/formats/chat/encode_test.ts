@@ -10,7 +10,15 @@ import {
   createChatPassThrough,
   encodeChatBody,
 } from "./encode.ts";
-import { decodeStream, eventJson, sseEvents } from "./test_support.ts";
+import {
+  assertForwarded,
+  assertHead,
+  decodeStream,
+  eventJson,
+  maskHead,
+  maskHeads,
+  sseEvents,
+} from "./test_support.ts";
 
 const FIXTURES = new URL("../../../tests/fixtures/openai-chat/", import.meta.url);
 const SCENARIOS = [
@@ -233,9 +241,9 @@ Deno.test("chat body encoder: no text gives content null; an error event throws 
 // ---- pass-through --------------------------------------------------------------------------
 
 /** Runs a fixture through the pass-through the way the pipeline does. */
-function passThrough(text: string, cost: CostReport): string {
+function passThrough(text: string, cost: CostReport, ctx = CTX): string {
   const dec = createChatDecoder();
-  const pt = createChatPassThrough(CTX);
+  const pt = createChatPassThrough(ctx);
   let out = "";
   let error: (Event & { type: "error" }) | undefined;
   const sink = (evs: Event[]) => {
@@ -256,23 +264,33 @@ function passThrough(text: string, cost: CostReport): string {
 for (
   const name of ["text", "tool_call_split_args", "parallel_tool_calls", "usage_cached_reasoning"]
 ) {
-  Deno.test(`chat pass-through: ${name} is forwarded byte for byte but the usage chunk`, async () => {
+  Deno.test(`chat pass-through: ${name} is forwarded byte for byte but id, model and usage`, async () => {
     const text = await readFixture(name);
     const cost = costOf(usageOf(decodeFixture(text)));
     const out = passThrough(text, cost);
     const inEvents = sseEvents([text]);
     const outEvents = sseEvents([out]);
+    assert.equal(outEvents.map((e) => e.raw).join(""), out);
     const usageAt = inEvents.findIndex((e) => e.data.includes('"usage":{'));
+    assert.ok(usageAt > 0);
     assert.equal(outEvents.length, inEvents.length);
     outEvents.forEach((e, i) => {
-      if (i !== usageAt) return assert.equal(e.raw, inEvents[i].raw);
+      if (i !== usageAt) return assertForwarded(e, inEvents[i], CTX);
       const edited = JSON.parse(e.data);
       const original = JSON.parse(inEvents[i].data);
       assert.deepEqual(edited, {
         ...original,
+        id: CTX.id,
+        model: CTX.model,
         usage: { ...original.usage, cost: cost.cost, cost_details: cost.details },
       });
+      // Re-serialised in the upstream's key order.
+      assert.deepEqual(Object.keys(edited), Object.keys(original));
     });
+    // The upstream's own id and model appear nowhere any more (tool call ids are kept).
+    const upstream = JSON.parse(inEvents[0].data);
+    assert.ok(!out.includes(JSON.stringify(upstream.id)), out);
+    assert.ok(!out.includes(JSON.stringify(upstream.model)), out);
     assert.equal(outEvents.at(-1)!.data, "[DONE]");
   });
 }
@@ -296,9 +314,14 @@ Deno.test("chat pass-through: an upstream error chunk is replaced by ours, no [D
   const out = passThrough(text, costOf({ input: 7 }));
   assert.ok(!out.includes("Abc123Def456"), out);
   assert.ok(!out.includes("[DONE]"));
-  const last = JSON.parse(sseEvents([out]).at(-1)!.data);
-  assert.equal(last.id, "gen-1767225604-tgErr");
-  assert.equal(last.model, "openai/gpt-4o");
+  const inEvents = sseEvents([text]);
+  const outEvents = sseEvents([out]);
+  assert.equal(outEvents.map((e) => e.raw).join(""), out);
+  outEvents.slice(0, -1).forEach((e, i) => assertForwarded(e, inEvents[i], CTX));
+  const last = JSON.parse(outEvents.at(-1)!.data);
+  assert.equal(last.id, CTX.id);
+  assert.equal(last.model, CTX.model);
+  assert.equal(last.created, CTX.created);
   assert.deepEqual(last.choices, [{ index: 0, delta: {}, finish_reason: "error" }]);
   assert.equal(last.error.code, 502);
   assert.match(last.error.message, /invalid key \*\*\*/);
@@ -309,8 +332,15 @@ Deno.test("chat pass-through: an upstream error chunk is replaced by ours, no [D
 Deno.test("chat pass-through: a cut stream ends with the error chunk", async () => {
   const text = await readFixture("stream_cut");
   const out = passThrough(text, costOf({ input: 7, output: 3 }));
-  assert.ok(out.startsWith(text));
-  const last = JSON.parse(sseEvents([out]).at(-1)!.data);
+  assert.ok(maskHeads(out).startsWith(maskHeads(text)));
+  const inEvents = sseEvents([text]);
+  const outEvents = sseEvents([out]);
+  assert.equal(outEvents.map((e) => e.raw).join(""), out);
+  assert.equal(outEvents.length, inEvents.length + 1);
+  inEvents.forEach((e, i) => assertForwarded(outEvents[i], e, CTX));
+  const last = JSON.parse(outEvents.at(-1)!.data);
+  assert.equal(last.id, CTX.id);
+  assert.equal(last.model, CTX.model);
   assert.equal(last.error.message, "upstream stream ended early");
   assert.equal(last.usage.completion_tokens, 3);
   assert.ok(!out.includes("[DONE]"));
@@ -323,12 +353,22 @@ Deno.test("chat pass-through: without an upstream usage chunk one is written bef
     }\n\n`;
   const text = chunk({ content: "x" }) + chunk({}, "stop") + "data: [DONE]\n\n";
   const out = passThrough(text, costOf({ input: 2, output: 1 }));
-  assert.ok(out.startsWith(chunk({ content: "x" }) + chunk({}, "stop")));
+  const forwarded = chunk({ content: "x" }) + chunk({}, "stop");
+  assert.ok(out.startsWith(
+    forwarded.replaceAll('"u1"', '"gen-tg-1"').replaceAll(
+      '"up"',
+      '"openai/gpt-4o-mini"',
+    ),
+  ));
+  assert.ok(maskHeads(out).startsWith(maskHeads(forwarded)));
   const evs = sseEvents([out]);
+  assert.equal(evs.length, 4);
+  evs.slice(0, 2).forEach((e) => assertHead(e, CTX));
   assert.equal(evs.at(-1)!.data, "[DONE]");
   const usage = JSON.parse(evs.at(-2)!.data);
-  assert.equal(usage.id, "u1");
-  assert.equal(usage.model, "up");
+  assert.equal(usage.id, CTX.id);
+  assert.equal(usage.model, CTX.model);
+  assert.equal(usage.created, CTX.created);
   assert.deepEqual(usage.choices, []);
   assert.equal(usage.usage.total_tokens, 3);
   assert.equal(usage.usage.cost, 1.234567891);
@@ -353,15 +393,33 @@ Deno.test("chat pass-through: usage on every chunk does not hold the stream back
     dec.event(ev, (e) => evs.push(e));
     sent.push(pt.raw(ev, evs));
   }
-  assert.equal(sent[0], chunk({ content: "a" }, null, 1));
-  assert.equal(sent[1], chunk({ content: "b" }, null, 2));
+  // Forwarded at once, the id now the generation's (the upstream sent no model: none added).
+  for (
+    const [i, want] of [chunk({ content: "a" }, null, 1), chunk({ content: "b" }, null, 2)]
+      .entries()
+  ) {
+    assert.equal(maskHead(sent[i]), maskHead(want));
+    assert.equal(sent[i], want.replace('"id":"u"', `"id":${JSON.stringify(CTX.id)}`));
+  }
   const end = pt.end(costOf({ input: 2, output: 2 }));
   const last = sseEvents([end]);
   assert.equal(last.at(-1)!.data, "[DONE]");
+  assert.equal(last.length, 2);
   assert.equal(JSON.parse(last[0].data).usage.cost, 1.234567891);
+  // The held finish chunk, re-serialised with cost: the generation's id, still no model.
+  assert.deepEqual(JSON.parse(last[0].data), {
+    ...JSON.parse(sseEvents([chunk({}, "stop", 2)])[0].data),
+    id: CTX.id,
+    usage: {
+      prompt_tokens: 2,
+      completion_tokens: 2,
+      cost: 1.234567891,
+      cost_details: { upstream_inference_input_cost: 0.5, upstream_inference_output_cost: 0.6 },
+    },
+  });
 });
 
-Deno.test("chat pass-through body: model set to the slug, cost added, the rest kept", () => {
+Deno.test("chat pass-through body: id and model set to ours, cost added, the rest kept", () => {
   const upstream = {
     id: "chatcmpl-x",
     object: "chat.completion",
@@ -373,11 +431,14 @@ Deno.test("chat pass-through body: model set to the slug, cost added, the rest k
   const cost = costOf({ input: 1, output: 2 });
   assert.deepEqual(chatPassThroughBody(structuredClone(upstream), cost, CTX), {
     ...upstream,
+    id: CTX.id,
     model: CTX.model,
     usage: { ...upstream.usage, cost: cost.cost, cost_details: cost.details },
   });
   const noUsage = chatPassThroughBody({ id: "x", choices: [] }, cost, CTX);
   assert.equal((noUsage.usage as Record<string, unknown>).total_tokens, 3);
+  assert.equal(noUsage.id, CTX.id);
+  assert.equal(noUsage.model, CTX.model);
 });
 
 Deno.test("chat pass-through: nothing upstream sends after a malformed chunk goes out", () => {
@@ -387,6 +448,90 @@ Deno.test("chat pass-through: nothing upstream sends after a malformed chunk goe
   const out = passThrough(text, costOf({ input: 1 }));
   const evs = sseEvents([out]);
   assert.equal(evs.length, 2);
-  assert.equal(evs[0].raw, chunk("a"));
+  assert.equal(maskHead(evs[0].raw), maskHead(chunk("a")));
+  assert.equal(evs[0].raw, chunk("a").replace('"id":"u"', `"id":${JSON.stringify(CTX.id)}`));
+  assertHead(evs[1], CTX);
   assert.equal(JSON.parse(evs[1].data).error.message, "upstream sent a malformed chunk");
+});
+
+Deno.test("chat pass-through: ids and models the upstream changes mid-stream are all ours", () => {
+  // Azure's shape: keys sorted (choices before id, so tool call ids come first), a first
+  // content-filter chunk with empty id and model, then the real ones; and an id that changes.
+  const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const text = [
+    frame({ choices: [], created: 0, id: "", model: "", object: "", prompt_filter_results: [] }),
+    frame({
+      choices: [{
+        delta: {
+          role: "assistant",
+          tool_calls: [{
+            function: { arguments: "", name: "f" },
+            id: "call_1",
+            index: 0,
+            type: "function",
+          }],
+        },
+        finish_reason: null,
+        index: 0,
+      }],
+      created: 5,
+      id: "chatcmpl-a",
+      model: "gpt-4o-2024-11-20",
+      object: "chat.completion.chunk",
+    }),
+    frame({
+      choices: [{
+        delta: { tool_calls: [{ function: { arguments: "{}" }, index: 0 }] },
+        finish_reason: null,
+        index: 0,
+      }],
+      created: 5,
+      id: "chatcmpl-b",
+      model: "gpt-4o-2024-11-20",
+      object: "chat.completion.chunk",
+    }),
+    frame({
+      choices: [{ delta: {}, finish_reason: "tool_calls", index: 0 }],
+      created: 5,
+      id: "chatcmpl-b",
+      model: "gpt-4o-2024-11-20",
+      object: "chat.completion.chunk",
+    }),
+    frame({
+      choices: [],
+      created: 5,
+      id: "chatcmpl-b",
+      model: "gpt-4o-2024-11-20",
+      object: "chat.completion.chunk",
+      usage: { completion_tokens: 1, prompt_tokens: 2, total_tokens: 3 },
+    }),
+    "data: [DONE]\n\n",
+  ].join("");
+  const out = passThrough(text, costOf({ input: 2, output: 1 }));
+  const inEvents = sseEvents([text]);
+  const outEvents = sseEvents([out]);
+  assert.equal(outEvents.length, inEvents.length);
+  outEvents.slice(0, -2).forEach((e, i) => assertForwarded(e, inEvents[i], CTX));
+  assertHead(outEvents.at(-2)!, CTX);
+  assert.equal(JSON.parse(outEvents.at(-2)!.data).usage.cost, 1.234567891);
+  assert.equal(outEvents.at(-1)!.raw, "data: [DONE]\n\n");
+  assert.ok(out.includes('"id":"call_1"'));
+  assert.ok(!/chatcmpl|gpt-4o-2024|"id":""|"model":""/.test(out), out);
+});
+
+Deno.test("chat pass-through: an upstream model already the slug (OpenRouter) is left as sent", async () => {
+  const text = await readFixture("usage_cached_reasoning");
+  const ctx = { ...CTX, model: "deepseek/deepseek-r1" };
+  const cost = costOf(usageOf(decodeFixture(text)));
+  const out = passThrough(text, cost, ctx);
+  const inEvents = sseEvents([text]);
+  const outEvents = sseEvents([out]);
+  assert.equal(outEvents.length, inEvents.length);
+  const usageAt = inEvents.findIndex((e) => e.data.includes('"usage":{'));
+  outEvents.forEach((e, i) => {
+    if (i === usageAt) return assertHead(e, ctx);
+    assertForwarded(e, inEvents[i], ctx);
+    // Only the id differs from the upstream's bytes.
+    assert.equal(e.raw, inEvents[i].raw.replace('"gen-1767225603-tgReasonXYZ"', '"gen-tg-1"'));
+  });
 });
