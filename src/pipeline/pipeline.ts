@@ -119,7 +119,7 @@ export function decodeAndRoute(
     );
   }
   format.checkModel(body, model);
-  const request = format.toInternal(body, model.id);
+  const request = fitToModel(format.toInternal(body, model.id), model);
   const onlySame = format.needsSameProtocol(body);
   const allowed = onlySame
     ? [format.sameProtocol]
@@ -140,6 +140,22 @@ export function decodeAndRoute(
     candidates,
     promptTokens: countPromptTokens(request),
   };
+}
+
+/**
+ * What a transcoded request may ask of the model: reasoning settings only where the model
+ * takes them (OpenAI answers 400 to `reasoning_effort` on other models), and no more output
+ * than the model's stated cap (Claude Code asks 32 000 of every model). Pass-through
+ * requests keep the client's own fields; this shapes the internal form only.
+ */
+function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
+  const reasons = model.supported_parameters.some((p) =>
+    p === "reasoning" || p === "include_reasoning" || p === "reasoning_effort"
+  );
+  if (req.reasoning && !reasons) req.reasoning = undefined;
+  const cap = model.max_completion_tokens;
+  if (cap && req.maxTokens !== undefined && req.maxTokens > cap) req.maxTokens = cap;
+  return req;
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel): PriceTable {

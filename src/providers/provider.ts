@@ -43,6 +43,11 @@ const providerSchema = z.object({
   /** Slug → USD price overrides (same keys as the catalogue's pricing). */
   prices: z.record(z.string(), z.record(z.string(), z.string())).default({}),
   headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * Slug patterns (`*` matches anything) the provider serves through `openai-responses`
+   * only — OpenAI answers 404 on /chat/completions for its codex and pro models.
+   */
+  responsesOnly: z.array(z.string()).default([]),
   quirks: z.object({ openrouterUsage: z.boolean().optional() }).default({}),
 });
 
@@ -110,4 +115,20 @@ function matches(pattern: string, slug: string): boolean {
   if (pattern === "*") return true;
   if (pattern.endsWith("/*")) return slug.startsWith(pattern.slice(0, -1));
   return pattern === slug;
+}
+
+/** `*` matches any run of characters; everything else literally. */
+export function globMatch(pattern: string, slug: string): boolean {
+  if (!pattern.includes("*")) return pattern === slug;
+  const re = new RegExp(
+    "^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$",
+  );
+  return re.test(slug);
+}
+
+/** The protocols `provider` may speak for `slug`. */
+export function protocolsFor(provider: ProviderSpec, slug: string): readonly Protocol[] {
+  return provider.responsesOnly.some((p) => globMatch(p, slug))
+    ? provider.protocols.filter((p) => p === "openai-responses")
+    : provider.protocols;
 }

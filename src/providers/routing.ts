@@ -1,5 +1,5 @@
 import type { Protocol, Provider } from "./provider.ts";
-import { upstreamNameFor } from "./provider.ts";
+import { protocolsFor, upstreamNameFor } from "./provider.ts";
 
 export interface Candidate {
   provider: Provider;
@@ -43,7 +43,8 @@ export function candidatesFor(
 ): Candidate[] {
   const out: Candidate[] = [];
   for (const provider of providers) {
-    const protocol = allowed.find((p) => provider.protocols.includes(p));
+    const speaks = protocolsFor(provider, slug);
+    const protocol = allowed.find((p) => speaks.includes(p));
     if (!protocol) continue;
     const upstreamModel = upstreamNameFor(provider, slug);
     if (upstreamModel === undefined) continue;

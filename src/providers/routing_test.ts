@@ -142,3 +142,25 @@ Deno.test("routing: the default breaker opens after 5 failures", () => {
   b.failure("p");
   assert.equal(b.isOpen("p"), true);
 });
+
+Deno.test("routing: responses-only slugs are offered only over openai-responses", async () => {
+  const { parseProviders } = await import("./provider.ts");
+  const { enabled } = parseProviders({
+    providers: [{
+      id: "openai",
+      protocols: ["openai-chat", "openai-responses"],
+      baseUrl: "https://api.openai.com/v1",
+      keyEnv: "K",
+      serves: ["openai/*"],
+      responsesOnly: ["openai/*codex*", "openai/*-pro"],
+    }],
+  }, () => "key");
+  const chatFirst = ["openai-chat", "anthropic-messages", "openai-responses"] as const;
+  assert.equal(
+    candidatesFor(enabled, "openai/gpt-5.1-codex", chatFirst)[0].protocol,
+    "openai-responses",
+  );
+  assert.equal(candidatesFor(enabled, "openai/o3-pro", chatFirst)[0].protocol, "openai-responses");
+  assert.equal(candidatesFor(enabled, "openai/gpt-4o-mini", chatFirst)[0].protocol, "openai-chat");
+  assert.deepEqual(candidatesFor(enabled, "openai/gpt-5.1-codex", ["openai-chat"]), []);
+});

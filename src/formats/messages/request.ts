@@ -249,7 +249,10 @@ export function fromInternal(
 ): Record<string, unknown> {
   const forcedTool = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
   let maxTokens = req.maxTokens ?? defaultMaxTokens;
-  let budget = forcedTool ? undefined : thinkingBudget(req.reasoning);
+  // Anthropic requires an assistant turn that called tools with thinking on to start with
+  // its signed thinking block. History from another vendor (or a client that dropped the
+  // signature) has none to replay, so thinking stays off rather than earn a 400.
+  let budget = forcedTool || unsignedToolTurn(req) ? undefined : thinkingBudget(req.reasoning);
   if (budget !== undefined) {
     if (req.maxTokens === undefined) maxTokens += budget;
     budget = Math.min(budget, maxTokens - 1);
@@ -276,6 +279,15 @@ export function fromInternal(
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   body.stream = req.stream;
   return body;
+}
+
+/** An assistant turn with tool calls but no signed (or redacted) reasoning to replay. */
+function unsignedToolTurn(req: TextRequest): boolean {
+  return req.messages.some((m) =>
+    m.role === "assistant" &&
+    m.parts.some((p) => p.type === "tool_call") &&
+    !m.parts.some((p) => p.type === "reasoning" && (p.signature || p.redacted))
+  );
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {
