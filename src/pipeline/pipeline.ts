@@ -341,6 +341,11 @@ async function startStream(
       policy: app.cfg.CANCEL_POLICY,
       drainMs: app.cfg.DRAIN_DEADLINE_MS,
       tracker: app.tracker,
+      log: (e) =>
+        app.log.log("error", "stream stage failed", {
+          error: (e as Error)?.name,
+          stack: (e as Error)?.stack?.split("\n").slice(0, 4).join(" | "),
+        }),
     }),
   };
 }

@@ -32,6 +32,8 @@ export function streamToClient(o: {
   policy: "abort" | "drain";
   drainMs: number;
   tracker: Tracker;
+  /** Reports an unexpected exception (a bug) without its message reaching the client. */
+  log?: (e: unknown) => void;
 }): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
   const { reader, stage, meter } = o;
@@ -58,6 +60,18 @@ export function streamToClient(o: {
       if (o.initial) ctl.enqueue(enc.encode(o.initial));
     },
     async pull(ctl) {
+      const end = (upstreamDone: boolean) => {
+        try {
+          const { text } = stage.finish();
+          if (text) ctl.enqueue(enc.encode(text));
+        } catch (e) {
+          o.log?.(e);
+        } finally {
+          ctl.close();
+          if (!upstreamDone) reader.cancel().catch(() => {});
+          close(stage.failed ? "failed" : "completed");
+        }
+      };
       for (;;) {
         let r: ReadableStreamReadResult<Uint8Array>;
         try {
@@ -66,16 +80,17 @@ export function streamToClient(o: {
           stage.fail(new GatewayError(502, "provider connection broke mid-stream"));
           r = { done: true, value: undefined };
         }
-        if (r.done || stage.failed) {
-          const { text } = stage.finish();
-          if (text) ctl.enqueue(enc.encode(text));
-          ctl.close();
-          if (!r.done) reader.cancel().catch(() => {});
-          close(stage.failed ? "failed" : "completed");
-          return;
-        }
+        if (r.done || stage.failed) return end(r.done === true);
         idle.touch();
-        const text = stage.feed(r.value);
+        let text: string;
+        try {
+          text = stage.feed(r.value);
+        } catch (e) {
+          // A bug in a decoder or encoder must not leave the generation unsettled.
+          stage.fail(new GatewayError(502, "could not relay the provider's answer"));
+          o.log?.(e);
+          return end(false);
+        }
         if (text) {
           ctl.enqueue(enc.encode(text));
           return;
