@@ -10,7 +10,13 @@
  *   `reasoning_summary_text.delta`…, `.done`, `reasoning_summary_part.done`, `output_item.done`
  *   (with `encrypted_content` when a `reasoning_redacted` came);
  * - tool call: `output_item.added` (function_call, arguments ""), `function_call_arguments.delta`…,
- *   `.done`, `output_item.done`;
+ *   `.done`, `output_item.done`. Calls are mapped back to the client's tools (tools.ts): a
+ *   member of a `namespace` tool is a function_call with its own `name` and the `namespace`;
+ *   a custom tool's call is a `custom_tool_call` item (`output_item.added` with input "", then,
+ *   once the arguments are complete, one `custom_tool_call_input.delta` with the whole text,
+ *   `custom_tool_call_input.done` and `output_item.done`: the text sits inside a JSON string
+ *   until then); a client-executed tool search's call is a `tool_search_call` item whose
+ *   `arguments` object comes with `output_item.done`;
  * - `cost` (always last): `response.completed` with the whole response object and the usage
  *   with cost — `response.incomplete` (status incomplete, `incomplete_details.reason`) when the
  *   finish was `length` or `content_filter`, as the API does; after an `error` event, an
@@ -28,6 +34,7 @@ import type { BodyEncoder, EncodeContext, StreamEncoder } from "../codec.ts";
 import { sseFrame } from "../sse.ts";
 import { finishToResponses } from "./finish_reason.ts";
 import { finalResponse, responseObject } from "./response_object.ts";
+import { customInput, searchArguments, ToolMap, type ToolTarget } from "./tools.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -36,7 +43,7 @@ type Sink = (type: string, payload: Obj) => void;
 
 interface ToolSlot {
   id: string;
-  name: string;
+  target: ToolTarget;
   args: string;
   ended: boolean;
   item?: Obj;
@@ -60,6 +67,7 @@ class ResponseBuilder {
   #finish?: FinishReason;
   #error?: GatewayError;
   readonly #idBase: string;
+  #toolMap?: ToolMap;
 
   constructor(readonly ctx: EncodeContext, readonly sink: Sink) {
     this.#idBase = ctx.id.replace(/^[A-Za-z]+[_-]/, "");
@@ -233,8 +241,15 @@ class ResponseBuilder {
 
   // ---- tool calls ----
 
+  /** The client's tool behind a name the upstream called. */
+  #targetOf(name: string): ToolTarget {
+    this.#toolMap ??= new ToolMap(this.ctx.clientBody);
+    return this.#toolMap.target(name) ?? { kind: "function", name };
+  }
+
   #toolStart(index: number, id: string, name: string): void {
-    const slot: ToolSlot = { id, name, args: "", ended: false, outputIndex: -1 };
+    const target = this.#targetOf(name);
+    const slot: ToolSlot = { id, target, args: "", ended: false, outputIndex: -1 };
     this.#tools.set(index, slot);
     if (this.#active) this.#waiting.push(slot);
     else this.#activate(slot);
@@ -244,11 +259,16 @@ class ResponseBuilder {
     const slot = this.#tools.get(index);
     if (!slot || slot.ended) return;
     slot.args += json;
-    if (slot !== this.#active) return;
+    if (slot === this.#active) this.#argsDelta(slot, json);
+  }
+
+  /** Only a function call streams its arguments; the other kinds need them whole. */
+  #argsDelta(slot: ToolSlot, delta: string): void {
+    if (slot.target.kind !== "function" || delta === "") return;
     this.sink("response.function_call_arguments.delta", {
       item_id: slot.item!.id,
       output_index: slot.outputIndex,
-      delta: json,
+      delta,
     });
   }
 
@@ -263,13 +283,7 @@ class ResponseBuilder {
     while (!this.#active && this.#waiting.length > 0) {
       const next = this.#waiting.shift()!;
       this.#activate(next);
-      if (next.args !== "") {
-        this.sink("response.function_call_arguments.delta", {
-          item_id: next.item!.id,
-          output_index: next.outputIndex,
-          delta: next.args,
-        });
-      }
+      this.#argsDelta(next, next.args);
       if (next.ended) {
         this.#completeTool(next);
         this.#active = undefined;
@@ -278,14 +292,43 @@ class ResponseBuilder {
   }
 
   #activate(slot: ToolSlot): void {
-    const item: Obj = {
-      id: `fc_${this.#idBase}_${this.output.length}`,
-      type: "function_call",
-      status: "in_progress",
-      arguments: "",
-      call_id: slot.id,
-      name: slot.name,
-    };
+    const t = slot.target;
+    const n = this.output.length;
+    const namespace = t.namespace !== undefined ? { namespace: t.namespace } : {};
+    let item: Obj;
+    switch (t.kind) {
+      case "custom":
+        item = {
+          id: `ctc_${this.#idBase}_${n}`,
+          type: "custom_tool_call",
+          status: "in_progress",
+          call_id: slot.id,
+          ...namespace,
+          name: t.name,
+          input: "",
+        };
+        break;
+      case "tool_search":
+        item = {
+          id: `tsc_${this.#idBase}_${n}`,
+          type: "tool_search_call",
+          status: "in_progress",
+          call_id: slot.id,
+          execution: "client",
+          arguments: {},
+        };
+        break;
+      default:
+        item = {
+          id: `fc_${this.#idBase}_${n}`,
+          type: "function_call",
+          status: "in_progress",
+          arguments: "",
+          call_id: slot.id,
+          ...namespace,
+          name: t.name,
+        };
+    }
     slot.item = item;
     slot.outputIndex = this.#add(item);
     this.#active = slot;
@@ -293,13 +336,33 @@ class ResponseBuilder {
 
   #completeTool(slot: ToolSlot): void {
     const item = slot.item!;
-    item.arguments = slot.args;
-    this.sink("response.function_call_arguments.done", {
-      item_id: item.id,
-      output_index: slot.outputIndex,
-      arguments: slot.args,
-    });
+    const ids = { item_id: item.id, output_index: slot.outputIndex };
+    switch (slot.target.kind) {
+      case "custom": {
+        const input = customInput(slot.args);
+        item.input = input;
+        if (input !== "") {
+          this.sink("response.custom_tool_call_input.delta", { ...ids, delta: input });
+        }
+        this.sink("response.custom_tool_call_input.done", { ...ids, input });
+        break;
+      }
+      case "tool_search":
+        item.arguments = searchArguments(slot.args);
+        break;
+      default:
+        item.arguments = slot.args;
+        this.sink("response.function_call_arguments.done", { ...ids, arguments: slot.args });
+    }
     this.#done(slot.outputIndex, item);
+  }
+
+  /** A tool item cut short by an error keeps what its arguments were. */
+  #fillTool(slot: ToolSlot): void {
+    const item = slot.item!;
+    if (slot.target.kind === "custom") item.input = customInput(slot.args);
+    else if (slot.target.kind === "tool_search") item.arguments = searchArguments(slot.args);
+    else item.arguments = slot.args;
   }
 
   // ---- the end ----
@@ -340,7 +403,7 @@ class ResponseBuilder {
     if (this.#reasoning?.partOpen) {
       this.#reasoning.item.summary = [{ type: "summary_text", text: this.#reasoning.text }];
     }
-    for (const slot of this.#tools.values()) if (slot.item) slot.item.arguments = slot.args;
+    for (const slot of this.#tools.values()) if (slot.item) this.#fillTool(slot);
     for (const item of this.output) if (item.status === "in_progress") item.status = "incomplete";
     this.#text = undefined;
     this.#reasoning = undefined;

@@ -260,3 +260,158 @@ Deno.test("encoder: a finish of `error` without an error event still fails the r
   const fs = frames(encodeAll(events));
   assert.deepEqual(fs.slice(-2).map(([n]) => n), ["error", "response.failed"]);
 });
+
+// ---- calls mapped back to the client's tools (tools.ts) ----------------------------------------
+
+const codexCtx: EncodeContext = {
+  ...ctx,
+  clientBody: {
+    model: "anthropic/claude-sonnet-4.5",
+    stream: true,
+    tools: [
+      { type: "function", name: "exec_command", parameters: { type: "object" } },
+      {
+        type: "custom",
+        name: "apply_patch",
+        format: { type: "grammar", syntax: "lark", definition: "start: x" },
+      },
+      { type: "tool_search", execution: "client", parameters: { type: "object" } },
+      {
+        type: "namespace",
+        name: "collaboration",
+        description: "Agents",
+        tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object" } }],
+      },
+    ],
+  },
+};
+
+const MAPPED_CALLS: Event[] = [
+  { type: "response_start", id: "up_1" },
+  { type: "tool_call_start", index: 0, id: "call_ns", name: "collaboration__spawn_agent" },
+  { type: "tool_call_delta", index: 0, json: '{"task_name"' },
+  { type: "tool_call_delta", index: 0, json: ':"probe"}' },
+  { type: "tool_call_end", index: 0 },
+  { type: "tool_call_start", index: 1, id: "call_patch", name: "apply_patch" },
+  { type: "tool_call_delta", index: 1, json: '{"input":"*** Begin' },
+  { type: "tool_call_delta", index: 1, json: ' Patch\\n*** End Patch\\n"}' },
+  { type: "tool_call_end", index: 1 },
+  { type: "tool_call_start", index: 2, id: "call_ts", name: "tool_search" },
+  { type: "tool_call_delta", index: 2, json: '{"query":"slack"}' },
+  { type: "tool_call_end", index: 2 },
+  { type: "tool_call_start", index: 3, id: "call_plain", name: "exec_command" },
+  { type: "tool_call_delta", index: 3, json: '{"cmd":"ls"}' },
+  { type: "tool_call_end", index: 3 },
+  { type: "finish", reason: "tool_calls" },
+];
+
+Deno.test("encoder: calls come back as the client's namespaced, custom and tool-search items", () => {
+  assertWellFormed(MAPPED_CALLS);
+  const fs = frames(encodeAll(MAPPED_CALLS, cost0, codexCtx));
+  const seqs = fs.map(([, d]) => d.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
+  const middle = fs.slice(2, -1).map(([n, d]) => [n, d.output_index, d.delta ?? d.input]);
+  assert.deepEqual(middle, [
+    ["response.output_item.added", 0, undefined],
+    ["response.function_call_arguments.delta", 0, '{"task_name"'],
+    ["response.function_call_arguments.delta", 0, ':"probe"}'],
+    ["response.function_call_arguments.done", 0, undefined],
+    ["response.output_item.done", 0, undefined],
+    ["response.output_item.added", 1, undefined],
+    ["response.custom_tool_call_input.delta", 1, "*** Begin Patch\n*** End Patch\n"],
+    ["response.custom_tool_call_input.done", 1, "*** Begin Patch\n*** End Patch\n"],
+    ["response.output_item.done", 1, undefined],
+    ["response.output_item.added", 2, undefined],
+    ["response.output_item.done", 2, undefined],
+    ["response.output_item.added", 3, undefined],
+    ["response.function_call_arguments.delta", 3, '{"cmd":"ls"}'],
+    ["response.function_call_arguments.done", 3, undefined],
+    ["response.output_item.done", 3, undefined],
+  ]);
+  const added = fs.filter(([n]) => n === "response.output_item.added").map(([, d]) => d.item);
+  assert.deepEqual(added[1], {
+    id: "ctc_7f3a_1",
+    type: "custom_tool_call",
+    status: "in_progress",
+    call_id: "call_patch",
+    name: "apply_patch",
+    input: "",
+  });
+  const [name, data] = fs.at(-1)!;
+  assert.equal(name, "response.completed");
+  const output = (data.response as { output: unknown[] }).output;
+  assert.deepEqual(output, [
+    {
+      id: "fc_7f3a_0",
+      type: "function_call",
+      status: "completed",
+      arguments: '{"task_name":"probe"}',
+      call_id: "call_ns",
+      namespace: "collaboration",
+      name: "spawn_agent",
+    },
+    {
+      id: "ctc_7f3a_1",
+      type: "custom_tool_call",
+      status: "completed",
+      call_id: "call_patch",
+      name: "apply_patch",
+      input: "*** Begin Patch\n*** End Patch\n",
+    },
+    {
+      id: "tsc_7f3a_2",
+      type: "tool_search_call",
+      status: "completed",
+      call_id: "call_ts",
+      execution: "client",
+      arguments: { query: "slack" },
+    },
+    {
+      id: "fc_7f3a_3",
+      type: "function_call",
+      status: "completed",
+      arguments: '{"cmd":"ls"}',
+      call_id: "call_plain",
+      name: "exec_command",
+    },
+  ]);
+  // Item done events carry the same items as the final output.
+  const done = fs.filter(([n]) => n === "response.output_item.done").map(([, d]) => d.item);
+  assert.deepEqual(done, output);
+  // The non-streaming body is the same response.
+  const body = encodeResponsesBody(MAPPED_CALLS, cost0, codexCtx) as { output: unknown[] };
+  assert.deepEqual(body.output, output);
+});
+
+Deno.test("encoder: without the client's tools a call stays a function call under its own name", () => {
+  const fs = frames(encodeAll(MAPPED_CALLS.slice(0, 9).concat(MAPPED_CALLS.at(-1)!)));
+  const output = (fs.at(-1)![1].response as { output: Record<string, unknown>[] }).output;
+  assert.deepEqual(output.map((i) => [i.type, i.name, i.namespace]), [
+    ["function_call", "collaboration__spawn_agent", undefined],
+    ["function_call", "apply_patch", undefined],
+  ]);
+});
+
+Deno.test("encoder: a custom call cut by an error stays incomplete with the input so far", () => {
+  const fs = frames(encodeAll(
+    [
+      { type: "response_start", id: "up_1" },
+      { type: "tool_call_start", index: 0, id: "call_patch", name: "apply_patch" },
+      { type: "tool_call_delta", index: 0, json: '{"input":"*** Beg' },
+      { type: "error", error: new GatewayError(502, "cut") },
+    ],
+    cost0,
+    codexCtx,
+  ));
+  assert.deepEqual(fs.map(([n]) => n), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "error",
+    "response.failed",
+  ]);
+  const output = (fs.at(-1)![1].response as { output: Record<string, unknown>[] }).output;
+  assert.equal(output[0].type, "custom_tool_call");
+  assert.equal(output[0].status, "incomplete");
+  assert.equal(output[0].input, '{"input":"*** Beg', "unparsable so far: the text as it came");
+});

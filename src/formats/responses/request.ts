@@ -11,8 +11,13 @@
  * - `reasoning` → a reasoning part: summaries joined by a blank line, `encrypted_content` as
  *   `redacted`;
  * - `custom_tool_call` → a tool call whose arguments are `{"input": <the free text>}`: other
- *   formats only carry JSON arguments. (A request that still declares the custom tool is
- *   refused by `needsResponsesUpstream` before this matters.)
+ *   formats only carry JSON arguments, and the custom tool itself becomes a function taking
+ *   `{"input": string}`; `custom_tool_call_output` → a `tool_result`, like a function's;
+ * - tools: functions, the members of `namespace` tools, custom tools and a client-executed
+ *   `tool_search` all become function tools (see tools.ts for the names and the way back);
+ *   calls in the history that carry a `namespace` take the flattened name;
+ * - a client-executed `tool_search_call` → a tool call of the `tool_search` function, its
+ *   `tool_search_output` → a tool result naming the tools it loaded (which join the tools);
  * - items the internal form cannot express (file inputs, `file_id` images, items of built-in
  *   tools) are dropped; `needsResponsesUpstream` names the ones that change the meaning.
  *
@@ -35,9 +40,9 @@ import type {
   InputItem,
   ReasoningItem,
   ResponsesRequest,
-  ResponsesTool,
   ResponsesToolChoice,
 } from "./schema.ts";
+import { isClientCall, ToolMap } from "./tools.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -56,14 +61,14 @@ export function toInternal(body: ResponsesRequest | Obj, model: string): TextReq
     else messages.push({ role, parts });
   };
 
+  const map = new ToolMap(b);
   const input = b.input ?? [];
   if (typeof input === "string") push("user", [{ type: "text", text: input }]);
-  else for (const item of input) itemToInternal(item, system, push);
+  else for (const item of input) itemToInternal(item, system, push, map);
 
   const req: TextRequest = { model, system, messages, stream: b.stream === true };
-  const tools = functionTools(b.tools);
-  if (tools.length > 0) req.tools = tools;
-  const choice = toolChoiceToInternal(b.tool_choice);
+  if (map.tools.length > 0) req.tools = map.tools;
+  const choice = toolChoiceToInternal(b.tool_choice, map);
   if (choice) req.toolChoice = choice;
   if (b.parallel_tool_calls != null) req.parallelToolCalls = b.parallel_tool_calls;
   if (b.max_output_tokens != null) req.maxTokens = b.max_output_tokens;
@@ -82,6 +87,7 @@ function itemToInternal(
   item: InputItem,
   system: TextPart[],
   push: (role: Message["role"], parts: Part[]) => void,
+  map: ToolMap,
 ): void {
   const type = item.type ?? "message";
   const it = item as Obj;
@@ -98,7 +104,7 @@ function itemToInternal(
       push("assistant", [{
         type: "tool_call",
         id: it.call_id as string,
-        name: it.name as string,
+        name: map.name(it.name as string, it.namespace as string | undefined),
         arguments: it.arguments as string,
       }]);
       return;
@@ -106,8 +112,27 @@ function itemToInternal(
       push("assistant", [{
         type: "tool_call",
         id: it.call_id as string,
-        name: it.name as string,
+        name: map.name(it.name as string, it.namespace as string | undefined),
         arguments: JSON.stringify({ input: it.input }),
+      }]);
+      return;
+    case "tool_search_call":
+      if (!isClientCall(it)) return; // a hosted search: see needsResponsesUpstream
+      push("assistant", [{
+        type: "tool_call",
+        id: it.call_id as string,
+        name: map.toolSearch,
+        arguments: typeof it.arguments === "string"
+          ? it.arguments
+          : JSON.stringify(it.arguments ?? {}),
+      }]);
+      return;
+    case "tool_search_output":
+      if (!isClientCall(it)) return;
+      push("user", [{
+        type: "tool_result",
+        callId: it.call_id as string,
+        content: [{ type: "text", text: map.searchResult(it.tools) }],
       }]);
       return;
     case "function_call_output":
@@ -161,27 +186,14 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
   return out;
 }
 
-function functionTools(tools: ResponsesTool[] | null | undefined): Tool[] {
-  const out: Tool[] = [];
-  for (const t of tools ?? []) {
-    if (t.type !== "function") continue;
-    const f = t as Obj;
-    const tool: Tool = {
-      name: f.name as string,
-      parameters: (f.parameters as Obj | null | undefined) ?? { type: "object", properties: {} },
-    };
-    if (typeof f.description === "string") tool.description = f.description;
-    if (typeof f.strict === "boolean") tool.strict = f.strict;
-    out.push(tool);
-  }
-  return out;
-}
-
-function toolChoiceToInternal(c: ResponsesToolChoice | null | undefined): ToolChoice | undefined {
+function toolChoiceToInternal(
+  c: ResponsesToolChoice | null | undefined,
+  map: ToolMap,
+): ToolChoice | undefined {
   if (c == null) return undefined;
   if (typeof c === "string") return { type: c };
   if ((c.type === "function" || c.type === "custom") && c.name) {
-    return { type: "tool", name: c.name };
+    return { type: "tool", name: map.name(c.name, c.namespace as string | undefined) };
   }
   if (c.type === "allowed_tools" && (c.mode === "auto" || c.mode === "required")) {
     return { type: c.mode };
@@ -222,23 +234,22 @@ const MAPPED_ITEMS = new Set([
   "custom_tool_call_output",
 ]);
 
+/** Items of a tool search, mapped when the client ran the search (they carry a `call_id`). */
+const TOOL_SEARCH_ITEMS = new Set(["tool_search_call", "tool_search_output"]);
+
 /**
- * The built-in and custom tools a request declares, by name: a built-in by its type
- * (`web_search`, `tool_search`, …), a custom tool by its own name (`apply_patch`). Only an
- * openai-responses upstream can serve them.
+ * The built-in tools a request declares, by type (`web_search`, `file_search`, a hosted
+ * `tool_search`, …): they run at OpenAI, so only an openai-responses upstream can serve them.
+ * Function, custom and namespace tools and a client-executed `tool_search` are not among
+ * them: any upstream serves those as functions (tools.ts).
  */
 export function builtInTools(body: ResponsesRequest | Obj): string[] {
-  const out: string[] = [];
-  for (const t of ((body as ResponsesRequest).tools ?? [])) {
-    if (t.type === "function") continue;
-    out.push(t.type === "custom" ? String((t as Obj).name) : t.type);
-  }
-  return out;
+  return new ToolMap({ tools: (body as ResponsesRequest).tools }).builtIns;
 }
 
 /**
- * Why the request needs an openai-responses upstream, or undefined: a built-in or custom tool
- * (see `builtInTools`), or an input item the internal form would drop (items of built-in tool
+ * Why the request needs an openai-responses upstream, or undefined: a built-in tool (see
+ * `builtInTools`), or an input item the internal form would drop (items of built-in tool
  * calls, Codex's `compaction`, …). For the pipeline's `needsSameProtocol`.
  */
 export function needsResponsesUpstream(body: ResponsesRequest | Obj): string | undefined {
@@ -250,9 +261,9 @@ export function needsResponsesUpstream(body: ResponsesRequest | Obj): string | u
   if (Array.isArray(input)) {
     for (const item of input) {
       const type = item.type ?? "message";
-      if (!MAPPED_ITEMS.has(type)) {
-        return `input item type ${type} requires an upstream that speaks the responses format`;
-      }
+      if (MAPPED_ITEMS.has(type)) continue;
+      if (TOOL_SEARCH_ITEMS.has(type) && isClientCall(item as Obj)) continue;
+      return `input item type ${type} requires an upstream that speaks the responses format`;
     }
   }
   return undefined;

@@ -157,10 +157,16 @@ Deno.test(
     assert.equal(turn1.stream, true);
     assert.deepEqual(turn1.reasoning, { effort: "medium" });
     assert.ok(turn1.tools!.some((t) => t.name === "exec_command"));
-    assert.ok(
-      !turn1.tools!.some((t) => t.name === "apply_patch"),
-      "custom tools are not functions",
-    );
+    // The custom tool is a function taking its free text; the client-run tool search is a
+    // function; web_search has no function form.
+    const patch = turn1.tools!.find((t) => t.name === "apply_patch");
+    assert.deepEqual(patch?.parameters.required, ["input"]);
+    assert.match(patch!.description!, /free-form/);
+    assert.match(patch!.description!, /lark grammar:\nstart: begin_patch/);
+    const search = turn1.tools!.find((t) => t.name === "tool_search");
+    assert.deepEqual(search?.parameters.required, ["query"]);
+    assert.ok(!turn1.tools!.some((t) => t.name === "web_search"));
+    for (const t of turn1.tools!) assert.match(t.name, /^[a-zA-Z0-9_-]{1,64}$/);
 
     const turn2 = toInternal(
       validateResponsesRequest(codex("responses-turn2-function-call-output")),
@@ -184,10 +190,42 @@ Deno.test("builtInTools and needsResponsesUpstream name what only a responses up
   ignore: !hasCodex,
 }, () => {
   const body = codex("responses-turn1");
-  assert.deepEqual(builtInTools(body), ["apply_patch", "tool_search", "web_search"]);
+  // apply_patch (custom) and the client-executed tool_search have function forms.
+  assert.deepEqual(builtInTools(body), ["web_search"]);
   assert.equal(
     needsResponsesUpstream(body),
-    "tool apply_patch requires an upstream that speaks the responses format",
+    "tool web_search requires an upstream that speaks the responses format",
+  );
+  const withoutWebSearch = {
+    ...body,
+    tools: body.tools.filter((t: { type: string }) => t.type !== "web_search"),
+  };
+  assert.equal(needsResponsesUpstream(withoutWebSearch), undefined);
+  const turn2 = codex("responses-turn2-function-call-output");
+  assert.equal(
+    needsResponsesUpstream({
+      ...turn2,
+      tools: turn2.tools.filter((t: { type: string }) => t.type !== "web_search"),
+    }),
+    undefined,
+  );
+});
+
+Deno.test("builtInTools: hosted tools, a hosted tool_search and non-function namespace members", () => {
+  assert.deepEqual(
+    builtInTools({
+      model: "x",
+      tools: [
+        { type: "function", name: "f" },
+        { type: "custom", name: "c" },
+        { type: "tool_search", execution: "client", parameters: { type: "object" } },
+        { type: "namespace", name: "ns", tools: [{ type: "function", name: "g" }] },
+        { type: "file_search", vector_store_ids: ["vs_1"] },
+        { type: "tool_search" },
+        { type: "namespace", name: "odd", tools: [{ type: "code_interpreter" }] },
+      ],
+    }),
+    ["file_search", "tool_search", "code_interpreter"],
   );
 });
 
@@ -207,6 +245,24 @@ Deno.test("needsResponsesUpstream: plain requests need nothing; items of built-i
   assert.equal(
     needsResponsesUpstream({ model: "x", input: [{ type: "compaction", encrypted_content: "z" }] }),
     "input item type compaction requires an upstream that speaks the responses format",
+  );
+  // A search the client ran maps to a tool call and its result; a hosted one does not.
+  assert.equal(
+    needsResponsesUpstream({
+      model: "x",
+      input: [
+        { type: "tool_search_call", call_id: "t1", execution: "client", arguments: {} },
+        { type: "tool_search_output", call_id: "t1", execution: "client", tools: [] },
+      ],
+    }),
+    undefined,
+  );
+  assert.equal(
+    needsResponsesUpstream({
+      model: "x",
+      input: [{ type: "tool_search_call", execution: "server", arguments: { query: "q" } }],
+    }),
+    "input item type tool_search_call requires an upstream that speaks the responses format",
   );
 });
 

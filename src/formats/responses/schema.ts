@@ -101,6 +101,8 @@ const FunctionCallItem = z.looseObject({
   id: z.string().nullish(),
   call_id: nonEmpty,
   name: nonEmpty,
+  /** Set on a call of a member of a `namespace` tool. */
+  namespace: z.string().nullish(),
   arguments: z.string(),
   status: z.string().nullish(),
 });
@@ -129,6 +131,7 @@ const CustomToolCallItem = z.looseObject({
   id: z.string().nullish(),
   call_id: nonEmpty,
   name: nonEmpty,
+  namespace: z.string().nullish(),
   input: z.string(),
 });
 
@@ -204,14 +207,33 @@ const CustomTool = z.looseObject({
   format: z.looseObject({ type: z.string() }).nullish(),
 });
 
+/** A member of a namespace: a function or custom tool is checked as such. */
+const NamespaceMember = z.looseObject({ type: nonEmpty }).check((ctx) => {
+  if (ctx.value.type === "function") forward(ctx, FunctionTool);
+  else if (ctx.value.type === "custom") forward(ctx, CustomTool);
+});
+
+/** Function and custom tools grouped under a name (Codex: MCP servers, multi-agent tools). */
+const NamespaceTool = z.looseObject({
+  type: z.literal("namespace"),
+  name: nonEmpty,
+  description: z.string().nullish(),
+  tools: z.array(NamespaceMember),
+});
+
 /** A built-in tool (web_search, file_search, code_interpreter, tool_search, mcp, …). */
 const OtherTool = z.looseObject({ type: nonEmpty });
 
 export type FunctionTool = z.infer<typeof FunctionTool>;
 export type CustomTool = z.infer<typeof CustomTool>;
-export type ResponsesTool = FunctionTool | CustomTool | z.infer<typeof OtherTool>;
+export type NamespaceTool = z.infer<typeof NamespaceTool>;
+export type ResponsesTool = FunctionTool | CustomTool | NamespaceTool | z.infer<typeof OtherTool>;
 
-const KNOWN_TOOLS: Record<string, z.ZodType> = { function: FunctionTool, custom: CustomTool };
+const KNOWN_TOOLS: Record<string, z.ZodType> = {
+  function: FunctionTool,
+  custom: CustomTool,
+  namespace: NamespaceTool,
+};
 
 const ToolSchema = z.looseObject({ type: nonEmpty }).check((ctx) => {
   if (!Object.hasOwn(KNOWN_TOOLS, ctx.value.type)) return;

@@ -70,6 +70,18 @@ Deno.test("schema: validation failures name the field", () => {
     ],
     [{ ...ok, tools: [{ type: "function" }] }, /^tools\[0\]\.name is required/],
     [{ ...ok, tools: [{ name: "f" }] }, /^tools\[0\]\.type is required/],
+    [{ ...ok, tools: [{ type: "namespace", name: "ns" }] }, /^tools\[0\]\.tools is required/],
+    [
+      { ...ok, tools: [{ type: "namespace", name: "ns", tools: [{ type: "function" }] }] },
+      /^tools\[0\]\.tools\[0\]\.name is required/,
+    ],
+    [
+      {
+        ...ok,
+        input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}", namespace: 1 }],
+      },
+      /^input\[0\]\.namespace must be a string/,
+    ],
     [{ ...ok, tool_choice: "sometimes" }, /^tool_choice must be one of "auto", "none", "required"/],
     [{ ...ok, tool_choice: { type: "function" } }, /^tool_choice\.name is required/],
     [{ ...ok, temperature: -1 }, /^temperature must be between 0 and 2/],

@@ -1,0 +1,335 @@
+/**
+ * The Codex CLI through POST /v1/responses on upstreams that do not speak the responses
+ * protocol (openai-chat, anthropic-messages): the recorded Codex 0.169 requests
+ * (/work/shared/fixtures/clients/codex) go through a real gateway to the mock, transcoded.
+ * Codex's custom `apply_patch`, its client-run `tool_search` and `namespace` tools become
+ * functions upstream and come back as the items Codex expects; the hosted `web_search` still
+ * needs a responses upstream (400 naming it).
+ */
+import assert from "node:assert/strict";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { ALL_VIA_CHAT } from "../helpers/providers.ts";
+
+type Obj = Record<string, unknown>;
+type Upstream = "chat" | "anthropic";
+
+const CODEX = new URL("../../../shared/fixtures/clients/codex/", import.meta.url);
+const hasCodex = (() => {
+  try {
+    return Deno.statSync(new URL("responses-turn1.request.json", CODEX)).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+/** A recorded Codex request body (a fresh copy). */
+function codex(name: string): Obj {
+  return JSON.parse(Deno.readTextFileSync(new URL(`${name}.request.json`, CODEX))).body;
+}
+
+/**
+ * Per upstream: the slug and the gateway options. anthropic/* goes to the anthropic provider
+ * (anthropic-messages) once OpenRouter, which serves every slug, has no key; with every slug
+ * served over openai-chat, a DeepSeek slug is what Codex users would pick.
+ */
+const SETUP: Record<Upstream, { model: string; opts: Parameters<typeof startGateway>[0] }> = {
+  chat: { model: "deepseek/deepseek-v3.2", opts: { providers: ALL_VIA_CHAT } },
+  anthropic: {
+    model: "anthropic/claude-sonnet-4.5",
+    opts: { withoutKeys: ["OPENROUTER_API_KEY"] },
+  },
+};
+const UPSTREAMS: Upstream[] = ["chat", "anthropic"];
+
+/** The mock's route for each upstream kind (MockCall.protocol). */
+const MOCK_PROTOCOL: Record<Upstream, string> = { chat: "chat", anthropic: "messages" };
+
+/** A namespace tool as Codex's multi-agent feature sends it. */
+const COLLABORATION = {
+  type: "namespace",
+  name: "collaboration",
+  description: "Tools for spawning and managing sub-agents.",
+  tools: [{
+    type: "function",
+    name: "spawn_agent",
+    description: "Spawn a sub-agent for a task.",
+    strict: false,
+    parameters: {
+      type: "object",
+      properties: { task_name: { type: "string" } },
+      required: ["task_name"],
+      additionalProperties: false,
+    },
+  }],
+};
+
+/**
+ * A Codex request for `model`: web_search removed (only a responses upstream serves it), the
+ * collaboration namespace added, and `marker` appended to the last user message.
+ */
+function codexBody(name: string, model: string, marker = ""): Obj {
+  const body = codex(name);
+  body.model = model;
+  body.tools = [
+    ...(body.tools as Obj[]).filter((t) => t.type !== "web_search"),
+    COLLABORATION,
+  ];
+  if (marker !== "") {
+    const input = body.input as Obj[];
+    const last = input.findLast((i) => i.role === "user")!;
+    const content = last.content as Obj[];
+    content.push({ type: "input_text", text: marker });
+  }
+  return body;
+}
+
+async function withGateway(u: Upstream, fn: (g: TestGateway) => Promise<void>) {
+  const g = await startGateway(SETUP[u].opts);
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+  } finally {
+    await g.close();
+  }
+}
+
+function post(g: TestGateway, body: unknown) {
+  return fetch(`${g.baseURL}/responses`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${g.key}`,
+      "content-type": "application/json",
+      accept: "text/event-stream",
+      originator: "codex_exec",
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+interface Sse {
+  event?: string;
+  data: Obj;
+}
+
+function parseSse(text: string): Sse[] {
+  const out: Sse[] = [];
+  for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (data.length > 0) out.push({ event, data: JSON.parse(data.join("\n")) });
+  }
+  return out;
+}
+
+/**
+ * A 200 event stream in a sensible responses order: created, in_progress, every item added
+ * then done with nothing of another item in between, sequence numbers 0, 1, 2…, and
+ * response.completed last, whose output is the items as they were done. Returns that output.
+ */
+async function completedStream(res: Response): Promise<{ output: Obj[]; response: Obj }> {
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+  const events = parseSse(text);
+  for (const [i, e] of events.entries()) {
+    assert.equal(e.data.type, e.event, "data.type matches the event name");
+    assert.equal(e.data.sequence_number, i, "sequence numbers count from 0");
+  }
+  const names = events.map((e) => e.event!);
+  assert.deepEqual(names.slice(0, 2), ["response.created", "response.in_progress"]);
+  assert.equal(names.at(-1), "response.completed", names.join("\n"));
+  assert.ok(!names.includes("error") && !names.includes("response.failed"), names.join("\n"));
+  const done: Obj[] = [];
+  let open: number | undefined;
+  for (const e of events.slice(2, -1)) {
+    const index = e.data.output_index as number;
+    if (e.event === "response.output_item.added") {
+      assert.equal(open, undefined, `item ${open} still open at ${index}`);
+      assert.equal(index, done.length);
+      open = index;
+    } else {
+      assert.equal(index, open, `${e.event} outside its item`);
+      if (e.event === "response.output_item.done") {
+        done.push(e.data.item as Obj);
+        open = undefined;
+      }
+    }
+  }
+  assert.equal(open, undefined);
+  const response = events.at(-1)!.data.response as Obj;
+  assert.equal(response.status, "completed");
+  assert.deepEqual(response.output, done);
+  return { output: done, response };
+}
+
+/** The function names the upstream was offered. */
+function upstreamToolNames(u: Upstream, body: Obj): string[] {
+  const tools = (body.tools ?? []) as Obj[];
+  return tools.map((t) => u === "chat" ? (t.function as Obj).name as string : t.name as string);
+}
+
+for (const u of UPSTREAMS) {
+  const { model } = SETUP[u];
+
+  Deno.test({
+    name: `codex via ${u}: the recorded turns stream a completed response`,
+    ignore: !hasCodex,
+    fn: () =>
+      withGateway(u, async (g) => {
+        for (const turn of ["responses-turn1", "responses-turn2-function-call-output"]) {
+          const { output, response } = await completedStream(
+            await post(g, codexBody(turn, model, "[[mock:tokens=3]]")),
+          );
+          assert.equal(response.model, model);
+          const message = output.find((i) => i.type === "message");
+          assert.ok(message, JSON.stringify(output));
+          assert.equal(response.output_text, "tok0 tok1 tok2");
+        }
+        await g.mock.idle();
+        const calls = g.mock.stats.calls;
+        assert.equal(calls.length, 2);
+        for (const call of calls) {
+          assert.equal(call.protocol, MOCK_PROTOCOL[u]);
+          const names = upstreamToolNames(u, call.body as Obj);
+          for (const n of names) assert.match(n, /^[a-zA-Z0-9_-]{1,64}$/);
+          assert.ok(names.includes("exec_command"), names.join());
+          assert.ok(names.includes("apply_patch"), "the custom tool is a function");
+          assert.ok(names.includes("tool_search"), "the client-run tool search is a function");
+          assert.ok(names.includes("collaboration__spawn_agent"), "namespace members flattened");
+          assert.ok(!names.includes("web_search"));
+        }
+        // Turn 2's function_call and its output reach the upstream as a call and its result.
+        const sent = JSON.stringify(calls[1].body);
+        assert.ok(sent.includes("call_fake9gwoyjcv37"), "the call id reaches upstream");
+        assert.ok(sent.includes("tool-ran-ok"), "the function output reaches upstream");
+      }),
+  });
+
+  Deno.test({
+    name: `codex via ${u}: a call of apply_patch comes back as a custom_tool_call`,
+    ignore: !hasCodex,
+    fn: () =>
+      withGateway(u, async (g) => {
+        const body = codexBody("responses-turn1", model, "[[mock:tool=apply_patch]]");
+        const res = await post(g, body);
+        const text = await res.clone().text();
+        const { output } = await completedStream(res);
+        const calls = output.filter((i) => i.type !== "message" && i.type !== "reasoning");
+        assert.equal(calls.length, 1, JSON.stringify(output));
+        const call = calls[0];
+        assert.equal(call.type, "custom_tool_call");
+        assert.equal(call.name, "apply_patch");
+        assert.equal(call.status, "completed");
+        assert.equal(typeof call.call_id, "string");
+        assert.equal(typeof call.input, "string");
+        assert.ok((call.input as string).length > 0);
+        assert.equal(call.arguments, undefined);
+        // The custom tool's own streaming events, not function_call_arguments.
+        const names = parseSse(text).map((e) => e.event);
+        assert.ok(names.includes("response.custom_tool_call_input.done"), names.join("\n"));
+        assert.ok(!names.includes("response.function_call_arguments.delta"));
+
+        // The next turn sends the call and its output back: they reach the upstream as a
+        // call of the apply_patch function and its result.
+        const next = codexBody("responses-turn1", model, "[[mock:tokens=2]]");
+        (next.input as Obj[]).push(
+          {
+            type: "custom_tool_call",
+            call_id: call.call_id,
+            name: "apply_patch",
+            input: call.input,
+          },
+          {
+            type: "custom_tool_call_output",
+            call_id: call.call_id,
+            output: "Success. Updated a.txt",
+          },
+        );
+        const second = await completedStream(await post(g, next));
+        assert.equal(second.response.output_text, "tok0 tok1");
+        await g.mock.idle();
+        const sent = JSON.stringify(g.mock.stats.calls.at(-1)!.body);
+        assert.ok(sent.includes(call.call_id as string));
+        assert.ok(sent.includes("Success. Updated a.txt"));
+      }),
+  });
+
+  Deno.test({
+    name: `codex via ${u}: a namespaced call comes back with its name and namespace`,
+    ignore: !hasCodex,
+    fn: () =>
+      withGateway(u, async (g) => {
+        const body = codexBody(
+          "responses-turn1",
+          model,
+          "[[mock:tool=collaboration__spawn_agent]]",
+        );
+        const { output } = await completedStream(await post(g, body));
+        const call = output.find((i) => i.type === "function_call");
+        assert.ok(call, JSON.stringify(output));
+        assert.equal(call.name, "spawn_agent");
+        assert.equal(call.namespace, "collaboration");
+        JSON.parse(call.arguments as string);
+
+        // Round trip: the namespaced call in the history reaches the upstream under the
+        // flattened name it was offered, with its output.
+        const next = codexBody("responses-turn1", model, "[[mock:tokens=2]]");
+        (next.input as Obj[]).push(
+          {
+            type: "function_call",
+            call_id: call.call_id,
+            namespace: "collaboration",
+            name: "spawn_agent",
+            arguments: call.arguments,
+          },
+          { type: "function_call_output", call_id: call.call_id, output: "agent probe started" },
+        );
+        await completedStream(await post(g, next));
+        await g.mock.idle();
+        const sent = g.mock.stats.calls.at(-1)!.body as Obj;
+        const text = JSON.stringify(sent);
+        assert.ok(text.includes("agent probe started"));
+        const history = JSON.stringify(sent.messages);
+        assert.match(history, /collaboration__spawn_agent/, "the history uses the flattened name");
+        assert.doesNotMatch(history, /"name":"spawn_agent"/);
+      }),
+  });
+
+  Deno.test({
+    name: `codex via ${u}: a call of tool_search comes back as a tool_search_call`,
+    ignore: !hasCodex,
+    fn: () =>
+      withGateway(u, async (g) => {
+        const body = codexBody("responses-turn1", model, "[[mock:tool=tool_search]]");
+        const { output } = await completedStream(await post(g, body));
+        const call = output.find((i) => i.type === "tool_search_call");
+        assert.ok(call, JSON.stringify(output));
+        assert.equal(call.execution, "client");
+        assert.equal(typeof call.call_id, "string");
+        assert.equal(typeof call.arguments, "object");
+      }),
+  });
+
+  Deno.test({
+    name: `codex via ${u}: web_search still needs a responses upstream (400 naming it)`,
+    ignore: !hasCodex,
+    fn: () =>
+      withGateway(u, async (g) => {
+        const body = codex("responses-turn1");
+        body.model = model;
+        const res = await post(g, body);
+        const text = await res.text();
+        assert.equal(res.status, 400, text);
+        const err = JSON.parse(text).error;
+        assert.equal(err.code, 400);
+        assert.match(err.message, /web_search/);
+        assert.equal(g.mock.stats.calls.length, 0);
+      }),
+  });
+}
