@@ -22,7 +22,13 @@ import { pricesFor } from "../pipeline/pipeline.ts";
 import { type Hold, reserve } from "../pipeline/quota.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { candidatesFor } from "../providers/routing.ts";
-import { FetchFailedError, safeFetch, UnsafeUrlError } from "../lib/safe_fetch.ts";
+import {
+  checkUrlSyntax,
+  FetchFailedError,
+  isObviouslyPrivate,
+  safeFetch,
+  UnsafeUrlError,
+} from "../lib/safe_fetch.ts";
 import { loadFile, saveFile } from "../blobs/mod.ts";
 import { type ImagesCall, parseImagesRequest } from "../formats/images/request.ts";
 import { imageCost, imageHold } from "../formats/images/cost.ts";
@@ -74,6 +80,22 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   const allowed: Protocol[] = textOutput ? ["openai-chat"] : ["openai-images", "openai-chat"];
   const candidates = candidatesFor(app.providers, call.model.id, allowed, app.breakers);
   if (candidates.length === 0) throw noProvider(call.model.id);
+
+  // References that can be refused without a DNS look-up are refused before the hold, so
+  // a client short of balance gets the 400 it must fix, not a 402.
+  const ownBases = [...new Set([publicBase(app, req), new URL(req.url).origin])];
+  for (const [i, ref] of call.params.references.entries()) {
+    if (!/^https?:/i.test(ref) || ownBases.some((b) => ref.startsWith(fileUrl(b, "")))) continue;
+    let url: URL;
+    try {
+      url = checkUrlSyntax(ref);
+    } catch (e) {
+      throw referenceInvalid(i, (e as Error).message);
+    }
+    if (isObviouslyPrivate(url, testAllowHosts.get(app))) {
+      throw referenceInvalid(i, `host ${url.hostname} is not public`);
+    }
+  }
 
   let amount = 0n;
   for (const c of candidates) {

@@ -169,6 +169,20 @@ export function checkUrlSyntax(raw: string): URL {
   return url;
 }
 
+/**
+ * A check that needs no DNS: the URL's host is a literal non-public address or `localhost`.
+ * Lets a caller refuse such a URL before doing any paid work; names that only resolve to
+ * private addresses are still caught by `safeFetch` itself.
+ */
+export function isObviouslyPrivate(url: URL, allowHosts?: readonly string[]): boolean {
+  if (allowHosts?.includes(url.host) || allowHosts?.includes(url.hostname)) return false;
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const literal = parseIp(host);
+  if (literal) return !isPublicIp(literal);
+  const name = host.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
+
 async function assertPublicHost(
   url: URL,
   opts: SafeFetchOptions,

@@ -5,6 +5,8 @@
  */
 interface Watched {
   last: number;
+  /** Not waiting on the upstream (a slow client holds the stream back): never idle. */
+  paused: boolean;
   idleMs: number;
   onIdle: () => void;
 }
@@ -13,12 +15,15 @@ const watched = new Set<Watched>();
 let timer: ReturnType<typeof setInterval> | undefined;
 
 export interface IdleHandle {
+  /** Starts (or restarts) the clock: call right before waiting on the upstream. */
   touch(): void;
+  /** Stops the clock: call when the upstream answered and the client's turn begins. */
+  pause(): void;
   stop(): void;
 }
 
 export function watchIdle(idleMs: number, onIdle: () => void): IdleHandle {
-  const w: Watched = { last: Date.now(), idleMs, onIdle };
+  const w: Watched = { last: Date.now(), idleMs, onIdle, paused: false };
   watched.add(w);
   if (timer === undefined) {
     const t = setInterval(check, Math.min(1000, idleMs));
@@ -28,6 +33,10 @@ export function watchIdle(idleMs: number, onIdle: () => void): IdleHandle {
   return {
     touch: () => {
       w.last = Date.now();
+      w.paused = false;
+    },
+    pause: () => {
+      w.paused = true;
     },
     stop: () => {
       watched.delete(w);
@@ -42,7 +51,7 @@ export function watchIdle(idleMs: number, onIdle: () => void): IdleHandle {
 function check() {
   const now = Date.now();
   for (const w of watched) {
-    if (now - w.last > w.idleMs) {
+    if (!w.paused && now - w.last > w.idleMs) {
       watched.delete(w);
       w.onIdle();
     }

@@ -1,6 +1,6 @@
 import { GatewayError } from "../http/gateway_error.ts";
 import type { Tracker } from "../lib/tracker.ts";
-import { watchIdle } from "./idle_watch.ts";
+import { type IdleHandle, watchIdle } from "./idle_watch.ts";
 import type { Meter } from "./meter.ts";
 import type { StreamStage } from "./stream_stage.ts";
 
@@ -61,6 +61,8 @@ export function streamToClient(o: {
     },
     async pull(ctl) {
       const end = (upstreamDone: boolean) => {
+        // The client may have left while we waited: cancel() has settled, nothing to send.
+        if (closed) return;
         try {
           const { text } = stage.finish();
           if (text) ctl.enqueue(enc.encode(text));
@@ -74,14 +76,16 @@ export function streamToClient(o: {
       };
       for (;;) {
         let r: ReadableStreamReadResult<Uint8Array>;
+        idle.touch();
         try {
           r = await reader.read();
         } catch {
           stage.fail(new GatewayError(502, "provider connection broke mid-stream"));
           r = { done: true, value: undefined };
         }
+        // Only silence while waiting on the upstream counts: a slow client is not a stall.
+        idle.pause();
         if (r.done || stage.failed) return end(r.done === true);
-        idle.touch();
         let text: string;
         try {
           text = stage.feed(r.value);
@@ -100,7 +104,7 @@ export function streamToClient(o: {
     cancel() {
       if (closed) return;
       if (o.policy === "drain") {
-        o.tracker.track(drain(o, () => close("cancelled")));
+        o.tracker.track(drain({ ...o, idle }, () => close("cancelled")));
         return;
       }
       reader.cancel().catch(() => {});
@@ -117,6 +121,7 @@ async function drain(
     stage: StreamStage;
     abort: AbortController;
     drainMs: number;
+    idle: IdleHandle;
   },
   done: () => void,
 ) {
@@ -126,6 +131,7 @@ async function drain(
   }, o.drainMs);
   try {
     for (;;) {
+      o.idle.touch();
       const r = await o.reader.read();
       if (r.done) break;
       o.stage.feed(r.value);

@@ -21,13 +21,6 @@ export { checkInvariants };
 
 type Obj = Record<string, unknown>;
 
-// ---- sizes ---------------------------------------------------------------------------------
-
-/** `FAULT_SCALE=soak` makes `deno task test` run the soak sizes too (slow). */
-export function soakScale(): boolean {
-  return Deno.env.get("FAULT_SCALE") === "soak";
-}
-
 // ---- the gateway ---------------------------------------------------------------------------
 
 export interface FaultGatewayOptions {
@@ -44,6 +37,8 @@ export interface FaultGatewayOptions {
   limiter?: Limiter;
   logger?: Logger;
   mockDefaults?: MockDefaults;
+  /** Wraps the store the gateway uses (e.g. to make some calls fail); tests see the real one. */
+  wrapStore?: (store: Store) => Store;
 }
 
 export interface FaultAccount {
@@ -104,7 +99,7 @@ export async function startFaultGateway(opts: FaultGatewayOptions = {}): Promise
       store = await (stores[1] ?? stores[0]).open();
     }
     gw = await buildGateway(cfg, {
-      store,
+      store: opts.wrapStore ? opts.wrapStore(store) : store,
       env: (n) => env[n],
       limiter: opts.limiter,
       logger: opts.logger,

@@ -14,12 +14,7 @@ import { GatewayError } from "../../http/gateway_error.ts";
 import { decodeChatStreamError } from "./errors.ts";
 import { finishFromChat } from "./finish_reason.ts";
 import { usageFromChat } from "./usage.ts";
-
-type Obj = Record<string, unknown>;
-
-const obj = (v: unknown): Obj | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
-const str = (v: unknown): string | undefined => typeof v === "string" ? v : undefined;
+import { type Obj, obj, str } from "../json.ts";
 
 /** A tool call being streamed; `index` is ours (dense, in order of first sight). */
 interface ToolSlot {

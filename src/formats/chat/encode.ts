@@ -22,8 +22,7 @@ import type {
 import { type SseEvent, sseFrame } from "../sse.ts";
 import { finishToChat } from "./finish_reason.ts";
 import { addCost, usageToChat } from "./usage.ts";
-
-type Obj = Record<string, unknown>;
+import { type Obj, parseObject } from "../json.ts";
 
 const DONE = "data: [DONE]\n\n";
 
@@ -325,15 +324,6 @@ function headRewriter(ctx: EncodeContext): (ev: SseEvent) => SseEvent {
 function fieldPattern(field: string, value: string): RegExp {
   const literal = JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`("${field}"\\s*:\\s*)${literal}`);
-}
-
-function parseObject(text: string): Obj | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The held usage chunk re-serialised with `cost` and `cost_details` in its usage. */

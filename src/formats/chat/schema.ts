@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
+import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
 
 const between = (lo: number, hi: number) => `must be between ${lo} and ${hi}`;
 
@@ -163,7 +164,7 @@ export type ChatMessage = ChatRequestBody["messages"][number];
 
 /** Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field. */
 export function validateChatRequest(body: unknown): ChatRequestBody {
-  const r = ChatRequestSchema.safeParse(body, { error: defaultMessage });
+  const r = ChatRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0], []));
   const bad = r.data.messages.findIndex((m) =>
     m.role === "assistant" && m.content == null && !(m.tool_calls && m.tool_calls.length > 0)
@@ -208,44 +209,8 @@ export function checkAgainstModel(body: ChatRequestBody, model: ChatModelLimits)
 
 // ---- error messages ------------------------------------------------------------------------
 
-type Issue = z.core.$ZodIssue;
-type PathKey = PropertyKey;
-
-/** Per-parse messages for issues the schema did not word itself (no path: added later). */
-function defaultMessage(iss: z.core.$ZodRawIssue): string {
-  switch (iss.code) {
-    case "invalid_type":
-      if (iss.input === undefined) return "is required";
-      return `must be ${article(String(iss.expected))}`;
-    case "invalid_value":
-      return iss.values.length === 1
-        ? `must be ${JSON.stringify(iss.values[0])}`
-        : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "too_small":
-      return `must be at least ${String(iss.minimum)}`;
-    case "too_big":
-      return `must be at most ${String(iss.maximum)}`;
-    default:
-      return "is invalid";
-  }
-}
-
-function article(expected: string): string {
-  switch (expected) {
-    case "int":
-      return "an integer";
-    case "array":
-    case "object":
-      return `an ${expected}`;
-    case "record":
-      return "an object";
-    default:
-      return `a ${expected}`;
-  }
-}
-
 /** One issue as "field message", digging into unions for the branch that matched best. */
-function describe(iss: Issue, prefix: PathKey[]): string {
+function describe(iss: Issue, prefix: PropertyKey[]): string {
   const path = [...prefix, ...iss.path];
   if (iss.code === "invalid_union") {
     if (iss.errors.length === 0) {
@@ -267,26 +232,4 @@ function describe(iss: Issue, prefix: PathKey[]): string {
 
 function isShallowTypeError(i: Issue): boolean {
   return shallowPhrase(i) !== undefined;
-}
-
-/** "a string", "one of \"auto\", \"none\"" for a branch that failed on the value itself. */
-function shallowPhrase(i: Issue): string | undefined {
-  if (i.path.length > 0) return undefined;
-  if (i.code === "invalid_type") return article(String(i.expected));
-  if (i.code === "invalid_value") {
-    const vs = i.values.map((v) => JSON.stringify(v));
-    return vs.length === 1 ? vs[0] : `one of ${vs.join(", ")}`;
-  }
-  return undefined;
-}
-
-/** ["messages", 0, "content"] → "messages[0].content"; the root is "request body". */
-function fieldName(path: PathKey[]): string {
-  if (path.length === 0) return "request body";
-  let s = "";
-  for (const k of path) {
-    if (typeof k === "number") s += `[${k}]`;
-    else s += s === "" ? String(k) : `.${String(k)}`;
-  }
-  return s;
 }

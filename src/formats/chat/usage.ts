@@ -13,14 +13,9 @@
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
+import { decimalString, num, type Obj, obj } from "../json.ts";
 
-type Obj = Record<string, unknown>;
-
-const num = (v: unknown): number | undefined =>
-  typeof v === "number" && Number.isFinite(v) ? v : undefined;
-
-const obj = (v: unknown): Obj | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+export { decimalString };
 
 /** An upstream chat usage object → internal usage; fields not reported stay undefined. */
 export function usageFromChat(raw: unknown): Usage | undefined {
@@ -66,25 +61,4 @@ export function usageToChat(cost: CostReport): Obj {
 /** An upstream usage object with the gateway's `cost` and `cost_details` added (a copy). */
 export function addCost(usage: Obj, cost: CostReport): Obj {
   return { ...usage, cost: cost.cost, cost_details: cost.details };
-}
-
-/**
- * A JSON number as a plain decimal string: `1e-7` → "0.0000001". `String()` switches to
- * exponent notation below 1e-6, which price code should not have to parse.
- */
-export function decimalString(x: number): string {
-  const s = String(x);
-  const e = s.indexOf("e");
-  if (e < 0) return s;
-  const neg = s.startsWith("-");
-  const mantissa = s.slice(neg ? 1 : 0, e);
-  const exp = Number(s.slice(e + 1));
-  const dot = mantissa.indexOf(".");
-  const digits = mantissa.replace(".", "");
-  const point = (dot < 0 ? mantissa.length : dot) + exp;
-  let out: string;
-  if (point <= 0) out = "0." + "0".repeat(-point) + digits;
-  else if (point >= digits.length) out = digits + "0".repeat(point - digits.length);
-  else out = digits.slice(0, point) + "." + digits.slice(point);
-  return neg ? "-" + out : out;
 }

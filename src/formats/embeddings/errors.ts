@@ -1,5 +1,6 @@
-import { decodeChatError } from "../chat/errors.ts";
-import { GatewayError } from "../../http/gateway_error.ts";
+import { chatErrorTable } from "../chat/errors.ts";
+import type { GatewayError } from "../../http/gateway_error.ts";
+import { decodeOpenAIError } from "../upstream_errors.ts";
 
 /**
  * Upstream errors of the OpenAI-style non-chat endpoints, in the statuses of the spec's
@@ -8,6 +9,5 @@ import { GatewayError } from "../../http/gateway_error.ts";
  * a 408 ("provider-side request timeout").
  */
 export function decodeEmbeddingsError(status: number, body: unknown): GatewayError {
-  if (status === 408) return new GatewayError(408, "the model provider timed out the request");
-  return decodeChatError(status, body);
+  return decodeOpenAIError(status, body, undefined, { ...chatErrorTable, keep408: true });
 }

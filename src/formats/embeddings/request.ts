@@ -6,6 +6,7 @@
 import type { Catalogue, CatalogueModel } from "../../catalogue/catalogue.ts";
 import { estimateTokens } from "../../billing/count.ts";
 import { badRequest, GatewayError, modelNotFound } from "../../http/gateway_error.ts";
+import { isObject } from "../json.ts";
 
 export type EncodingFormat = "float" | "base64";
 
@@ -98,8 +99,6 @@ export function parseEmbeddingsRequest(
 
 const isTokenArray = (v: unknown): v is number[] =>
   Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= 0);
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * The five input forms: a string, an array of strings, a token array, an array of token

@@ -7,7 +7,8 @@
  * Both decode to the same `UpstreamImages`.
  */
 import { GatewayError } from "../../http/gateway_error.ts";
-import { sanitizeMessage } from "../chat/errors.ts";
+import { isObject, type Obj } from "../json.ts";
+import { sanitizeMessage } from "../upstream_errors.ts";
 import type { ImageParams } from "./request.ts";
 
 export type ImageOut = { b64: string } | { url: string };
@@ -23,8 +24,6 @@ export interface UpstreamImages {
   text?: string;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const int = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? v as number : undefined);
 
 /** gpt-image sizes: the three the Images API takes, chosen by the aspect ratio's shape. */
@@ -107,10 +106,10 @@ const invalidAnswer = () => new GatewayError(502, "the provider returned an inva
 
 /** The Images API answer. */
 export function decodeImagesApiBody(json: unknown): UpstreamImages {
-  if (!isObj(json) || !Array.isArray(json.data)) throw invalidAnswer();
+  if (!isObject(json) || !Array.isArray(json.data)) throw invalidAnswer();
   const images: ImageOut[] = [];
   for (const d of json.data) {
-    if (!isObj(d)) throw invalidAnswer();
+    if (!isObject(d)) throw invalidAnswer();
     if (typeof d.b64_json === "string" && d.b64_json !== "") images.push({ b64: d.b64_json });
     else if (typeof d.url === "string" && d.url !== "") images.push({ url: d.url });
     else throw invalidAnswer();
@@ -119,20 +118,14 @@ export function decodeImagesApiBody(json: unknown): UpstreamImages {
   for (const k of ["output_format", "size", "quality", "background"]) {
     if (typeof json[k] === "string") out.extras[k] = json[k];
   }
-  if (isObj(json.usage)) {
-    out.inputTokens = int(json.usage.input_tokens);
-    out.outputTokens = int(json.usage.output_tokens);
-    if (typeof json.usage.cost === "number" && json.usage.cost >= 0) {
-      out.costUsd = String(json.usage.cost);
-    }
-  }
+  readUsage(out, json.usage, "input_tokens", "output_tokens");
   return out;
 }
 
 /** A chat completion whose messages carry images. */
 export function decodeChatImagesBody(json: unknown): UpstreamImages {
-  if (!isObj(json)) throw invalidAnswer();
-  if (isObj(json.error)) {
+  if (!isObject(json)) throw invalidAnswer();
+  if (isObject(json.error)) {
     const m = typeof json.error.message === "string" ? sanitizeMessage(json.error.message) : "";
     throw new GatewayError(502, m || "the provider failed to generate the image");
   }
@@ -140,29 +133,36 @@ export function decodeChatImagesBody(json: unknown): UpstreamImages {
   const images: ImageOut[] = [];
   let text = "";
   const take = (part: unknown) => {
-    if (!isObj(part)) return;
+    if (!isObject(part)) return;
     const iu = part.image_url;
-    const url = typeof iu === "string" ? iu : isObj(iu) && typeof iu.url === "string" ? iu.url : "";
+    const url = typeof iu === "string"
+      ? iu
+      : isObject(iu) && typeof iu.url === "string"
+      ? iu.url
+      : "";
     if (url !== "" && (part.type === "image_url" || part.type === undefined)) images.push({ url });
   };
   for (const choice of json.choices) {
-    if (!isObj(choice) || !isObj(choice.message)) continue;
+    if (!isObject(choice) || !isObject(choice.message)) continue;
     const msg = choice.message;
     if (Array.isArray(msg.images)) msg.images.forEach(take);
     if (Array.isArray(msg.content)) {
       for (const part of msg.content) {
-        if (isObj(part) && part.type === "text" && typeof part.text === "string") text += part.text;
-        else take(part);
+        if (isObject(part) && part.type === "text" && typeof part.text === "string") {
+          text += part.text;
+        } else take(part);
       }
     } else if (typeof msg.content === "string") text += msg.content;
   }
   const out: UpstreamImages = { images, extras: {}, text: text || undefined };
-  if (isObj(json.usage)) {
-    out.inputTokens = int(json.usage.prompt_tokens);
-    out.outputTokens = int(json.usage.completion_tokens);
-    if (typeof json.usage.cost === "number" && json.usage.cost >= 0) {
-      out.costUsd = String(json.usage.cost);
-    }
-  }
+  readUsage(out, json.usage, "prompt_tokens", "completion_tokens");
   return out;
+}
+
+/** The token figures (under the protocol's names) and OpenRouter's `cost` of a usage object. */
+function readUsage(out: UpstreamImages, usage: unknown, input: string, output: string): void {
+  if (!isObject(usage)) return;
+  out.inputTokens = int(usage[input]);
+  out.outputTokens = int(usage[output]);
+  if (typeof usage.cost === "number" && usage.cost >= 0) out.costUsd = String(usage.cost);
 }

@@ -20,6 +20,7 @@ import type {
   PassThroughEncoder,
   StreamEncoder,
 } from "../codec.ts";
+import { parseObject } from "../json.ts";
 import { sseFrame } from "../sse.ts";
 import { toMessagesStopReason } from "./finish_reason.ts";
 import { toMessagesUsage } from "./usage.ts";
@@ -325,13 +326,7 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
  * max_tokens) cannot be shown as one; `{}` keeps the body valid for the client's SDK.
  */
 function parseToolInput(json: string): Record<string, unknown> {
-  if (json.trim() === "") return {};
-  try {
-    const v = JSON.parse(json);
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
+  return parseObject(json) ?? {};
 }
 
 // ---------------------------------------------------------------------------------------------

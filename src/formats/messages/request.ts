@@ -31,6 +31,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from "./schema.ts";
+import { isObject, parseObject } from "../json.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -414,12 +415,7 @@ function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
 
 /** Tool input must be an object; arguments that are not a JSON object become `{}`. */
 function parseInput(args: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(args);
-    return isObject(v) ? v : {};
-  } catch {
-    return {};
-  }
+  return parseObject(args) ?? {};
 }
 
 const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,/;
@@ -487,8 +483,4 @@ export function passThroughRequest(
   upstreamModel: string,
 ): Record<string, unknown> {
   return { ...body, model: upstreamModel };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

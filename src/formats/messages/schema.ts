@@ -7,6 +7,8 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
+import { isObject } from "../json.ts";
+import { article, fieldName, type Issue } from "../validation.ts";
 
 export interface CacheControlParam {
   type: string;
@@ -131,9 +133,6 @@ export interface MessagesRequest {
 // The zod schema. It validates only; `validateMessagesRequest` returns the client's own object
 // so that pass-through forwards exactly what the client sent (key order included).
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** A JSON object whose inside we do not look at (tool input, input_schema): cheap to check. */
 const anyObject = z.custom<Record<string, unknown>>(isObject, { message: "must be an object" });
 
@@ -143,7 +142,10 @@ const textBlock = z.looseObject({ type: z.literal("text"), text: z.string() });
 
 const imageSource = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("base64"), media_type: z.string(), data: z.string() }),
-  z.looseObject({ type: z.literal("url"), url: z.string() }),
+  z.looseObject({
+    type: z.literal("url"),
+    url: z.string().regex(/^https?:\/\//i, "must be an http(s) URL"),
+  }),
   z.looseObject({ type: z.literal("file"), file_id: z.string() }),
 ]);
 
@@ -243,15 +245,13 @@ export function validateMessagesRequest(body: unknown): MessagesRequest {
   const r = messagesRequest.safeParse(body);
   if (!r.success) {
     const { path, message } = problemOf(r.error.issues[0]);
-    throw badRequest(`${formatPath(path)}: ${message}`);
+    throw badRequest(`${fieldName(path, "body")}: ${message}`);
   }
   return body as MessagesRequest;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Error messages: "<path>: <what is wrong>", one issue, the deepest branch of a union.
-
-type Issue = z.core.$ZodIssue;
 
 /** Re-raises the issues of a nested schema run inside a `.check` as already-described ones. */
 function forwardIssues(ctx: z.core.ParsePayload<unknown>, issues: Issue[]): void {
@@ -297,25 +297,4 @@ function describeProblem(issue: Issue): string {
     default:
       return issue.message;
   }
-}
-
-function article(expected: string): string {
-  switch (expected) {
-    case "int":
-      return "an integer";
-    case "array":
-    case "object":
-      return `an ${expected}`;
-    default:
-      return `a ${expected}`;
-  }
-}
-
-function formatPath(path: PropertyKey[]): string {
-  let out = "";
-  for (const p of path) {
-    if (typeof p === "number") out += `[${p}]`;
-    else out += out === "" ? String(p) : `.${String(p)}`;
-  }
-  return out === "" ? "body" : out;
 }

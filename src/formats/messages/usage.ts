@@ -7,6 +7,7 @@
  * format reported it.
  */
 import type { Usage } from "../../events/usage.ts";
+import { num } from "../json.ts";
 
 /** The usage object as the messages format writes it (numbers we read; the rest ignored). */
 export interface MessagesUsage {
@@ -31,9 +32,6 @@ export interface RawMessagesUsage {
   cacheWrite?: number;
   thinking?: number;
 }
-
-const num = (v: unknown): number | undefined =>
-  typeof v === "number" && Number.isFinite(v) ? v : undefined;
 
 /** Reads a usage object into raw (uncached-input) figures; unreported fields stay undefined. */
 export function readMessagesUsage(u: MessagesUsage): RawMessagesUsage {

@@ -30,12 +30,7 @@ import type { SseEvent } from "../sse.ts";
 import { decodeResponsesStreamError } from "./errors.ts";
 import { finishFromResponses } from "./finish_reason.ts";
 import { usageFromResponses } from "./usage.ts";
-
-type Obj = Record<string, unknown>;
-
-const obj = (v: unknown): Obj | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
-const str = (v: unknown): string | undefined => typeof v === "string" ? v : undefined;
+import { type Obj, obj, str } from "../json.ts";
 
 /** What the decoder tracks per output item, by `output_index`. */
 interface ItemState {

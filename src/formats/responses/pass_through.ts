@@ -19,9 +19,8 @@ import type { CostReport, Event } from "../../events/event.ts";
 import { errorBody } from "../../http/envelopes.ts";
 import type { EncodeContext, PassThroughBody, PassThroughEncoder } from "../codec.ts";
 import { type SseEvent, sseFrame } from "../sse.ts";
+import { type Obj, obj, parseObject } from "../json.ts";
 import { editUpstreamResponse, responseError, responseObject } from "./response_object.ts";
-
-type Obj = Record<string, unknown>;
 
 /** The first `"model": "…"` of an event: in the opening events, the response's own. */
 const MODEL_FIELD = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/;
@@ -67,7 +66,7 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
     },
 
     end(cost: CostReport, error?: Event & { type: "error" }): string {
-      const heldData = held ? parseObj(held.data) : undefined;
+      const heldData = held ? parseObject(held.data) : undefined;
       if (error) {
         const base = obj(heldData?.response) ??
           responseObject({ ...ctx, id: upstreamId ?? ctx.id }, "failed", []);
@@ -94,15 +93,3 @@ function frame(type: string, payload: Obj, seq: number): string {
 /** Same-format non-streaming: the upstream's response object with the spec's edits. */
 export const responsesPassThroughBody: PassThroughBody = (body, cost, ctx) =>
   editUpstreamResponse(body, cost, ctx);
-
-function obj(v: unknown): Obj | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
-}
-
-function parseObj(text: string): Obj | undefined {
-  try {
-    return obj(JSON.parse(text));
-  } catch {
-    return undefined;
-  }
-}

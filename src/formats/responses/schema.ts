@@ -15,6 +15,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
+import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
 
 const HTTP_URL = /^https?:\/\/\S+$/i;
 const DATA_URL = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[^,]*)?,/i;
@@ -30,7 +31,7 @@ const nonEmpty = z.string().min(1, "must not be empty");
  * reports that schema's issues as the value's own: clearer messages than a union gives.
  */
 function forward(ctx: z.core.ParsePayload<unknown>, schema: z.ZodType): void {
-  const r = schema.safeParse(ctx.value, { error: defaultMessage });
+  const r = schema.safeParse(ctx.value, { error: defaultIssueMessage });
   if (r.success) return;
   for (const iss of r.error.issues) {
     ctx.issues.push({ ...iss, input: ctx.value } as unknown as z.core.$ZodRawIssue);
@@ -363,46 +364,12 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
       );
     }
   }
-  const r = ResponsesRequestSchema.safeParse(body, { error: defaultMessage });
+  const r = ResponsesRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0]));
   return body as ResponsesRequest;
 }
 
 // ---- error messages ------------------------------------------------------------------------
-
-type Issue = z.core.$ZodIssue;
-
-/** Messages for issues the schema did not word itself. */
-function defaultMessage(iss: z.core.$ZodRawIssue): string {
-  switch (iss.code) {
-    case "invalid_type":
-      return iss.input === undefined ? "is required" : `must be ${article(String(iss.expected))}`;
-    case "invalid_value":
-      return iss.values.length === 1
-        ? `must be ${JSON.stringify(iss.values[0])}`
-        : `must be one of ${iss.values.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "too_small":
-      return `must be at least ${String(iss.minimum)}`;
-    case "too_big":
-      return `must be at most ${String(iss.maximum)}`;
-    default:
-      return "is invalid";
-  }
-}
-
-function article(expected: string): string {
-  switch (expected) {
-    case "int":
-      return "an integer";
-    case "array":
-    case "object":
-      return `an ${expected}`;
-    case "record":
-      return "an object";
-    default:
-      return `a ${expected}`;
-  }
-}
 
 /** One issue as "field message"; for a union, the branch that got furthest speaks. */
 function describe(iss: Issue, prefix: PropertyKey[] = []): string {
@@ -422,25 +389,4 @@ function describe(iss: Issue, prefix: PropertyKey[] = []): string {
     return `${fieldName(path)} is invalid`;
   }
   return `${fieldName(path)} ${iss.message}`;
-}
-
-function shallowPhrase(i: Issue): string | undefined {
-  if (i.path.length > 0) return undefined;
-  if (i.code === "invalid_type") return article(String(i.expected));
-  if (i.code === "invalid_value") {
-    const vs = i.values.map((v) => JSON.stringify(v));
-    return vs.length === 1 ? vs[0] : `one of ${vs.join(", ")}`;
-  }
-  return undefined;
-}
-
-/** ["input", 0, "content"] → "input[0].content"; the root is "request body". */
-function fieldName(path: PropertyKey[]): string {
-  if (path.length === 0) return "request body";
-  let s = "";
-  for (const k of path) {
-    if (typeof k === "number") s += `[${k}]`;
-    else s += s === "" ? String(k) : `.${String(k)}`;
-  }
-  return s;
 }

@@ -28,8 +28,7 @@
  * that are valid as sent are assigned first, so a client's plain function keeps its name.
  */
 import type { Tool } from "../../events/text_request.ts";
-
-type Obj = Record<string, unknown>;
+import { type Obj, parseObject } from "../json.ts";
 
 export type ToolKind = "function" | "custom" | "tool_search";
 
@@ -248,24 +247,14 @@ function customTool(name: string, d: Obj): Tool {
 
 /** The free-form text of a custom tool call from the function arguments the model wrote. */
 export function customInput(args: string): string {
-  try {
-    const v = JSON.parse(args);
-    if (v !== null && typeof v === "object" && typeof v.input === "string") return v.input;
-  } catch {
-    // not JSON: the model wrote the text itself
-  }
-  return args;
+  // Not a JSON object with a string `input`: the model wrote the text itself.
+  const input = parseObject(args)?.input;
+  return typeof input === "string" ? input : args;
 }
 
 /** A tool search call's `arguments`: the object the model wrote, or {} when it is not one. */
 export function searchArguments(args: string): Obj {
-  try {
-    const v = JSON.parse(args);
-    if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Obj;
-  } catch {
-    // an unfinished or broken call
-  }
-  return {};
+  return parseObject(args) ?? {}; // {} for an unfinished or broken call
 }
 
 /** A tool search item of a client-executed search: it carries the `call_id` of the call. */

@@ -15,15 +15,7 @@
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
-import { decimalString } from "../chat/usage.ts";
-
-type Obj = Record<string, unknown>;
-
-const num = (v: unknown): number | undefined =>
-  typeof v === "number" && Number.isFinite(v) ? v : undefined;
-
-const obj = (v: unknown): Obj | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : undefined;
+import { decimalString, num, type Obj, obj } from "../json.ts";
 
 /** An upstream responses usage object → internal usage; fields not reported stay undefined. */
 export function usageFromResponses(raw: unknown): Usage | undefined {

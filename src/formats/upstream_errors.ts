@@ -1,0 +1,134 @@
+/**
+ * Errors of OpenAI-style upstreams (openai-chat, openai-responses, and the non-chat OpenAI
+ * endpoints) → `GatewayError`. The status class is kept where the client can act on it (400,
+ * 403 moderation, 429); what is the gateway's own problem with its provider (our key
+ * rejected, our quota or credit gone, the model missing there, a 5xx) becomes 502 with a
+ * message that does not repeat the provider's words about our account. Timeouts are 504 (or
+ * 408 where the format's table keeps the provider's own 408). Every message that does go out
+ * is sanitised: nothing that looks like a credential or an account id survives.
+ *
+ * Each format's errors.ts keeps what is its own: which words mean "quota", how a 408 reads,
+ * and how errors inside a 200 stream are classified.
+ */
+import { GatewayError } from "../http/gateway_error.ts";
+import { type Obj } from "./json.ts";
+
+/** The parts of an upstream error body we read, whatever its shape. */
+export interface UpstreamError {
+  message?: string;
+  code?: string;
+  type?: string;
+}
+
+/** Longest upstream message relayed to a client: a provider could send a page of HTML. */
+export const UPSTREAM_MESSAGE_CHARS_MAX = 1000;
+
+/**
+ * An upstream error body (`{error: {message, code, type}}`, `{error: "…"}`, the error object
+ * itself, or its JSON text) → its parts. `textCharsMax` cuts a body that is not JSON.
+ */
+export function readUpstreamError(body: unknown, textCharsMax = Infinity): UpstreamError {
+  if (typeof body === "string") {
+    try {
+      return readUpstreamError(JSON.parse(body), textCharsMax);
+    } catch {
+      return { message: body.length > textCharsMax ? body.slice(0, textCharsMax) : body };
+    }
+  }
+  if (body === null || typeof body !== "object") return {};
+  const b = body as Obj;
+  const e = b.error;
+  if (typeof e === "string") return { message: e };
+  const o = (e !== null && typeof e === "object" ? e : b) as Obj;
+  return {
+    message: typeof o.message === "string" ? o.message : undefined,
+    code: typeof o.code === "string" ? o.code : undefined,
+    type: typeof o.type === "string" ? o.type : undefined,
+  };
+}
+
+/** The upstream's message, sanitised, or `fallback` when it sent none. */
+export function upstreamMessage(up: UpstreamError, fallback: string): string {
+  return up.message ? sanitizeMessage(up.message) : fallback;
+}
+
+/** A 502: the provider's failure, or ours with the provider, never the client's. */
+export function providerError(message: string): GatewayError {
+  return new GatewayError(502, message);
+}
+
+/** The differences between the formats' tables. */
+export interface OpenAIErrorTable {
+  /** What, in a 429's code, type or message, says our quota or credit is gone (→ 502). */
+  quota: RegExp;
+  /** The provider's own 408 stays a 408; without this it is a 504 like other timeouts. */
+  keep408?: boolean;
+  /** A body that is not JSON is read only up to this many characters. */
+  textCharsMax?: number;
+}
+
+const MODERATION = /moderat|flagged|content[ _-]?policy|safety/i;
+
+/**
+ * Maps an upstream error response (status and parsed JSON body, or its text) to the error
+ * the client gets. `retryAfter` (seconds, from the upstream's `Retry-After`) is kept on 429.
+ */
+export function decodeOpenAIError(
+  status: number,
+  body: unknown,
+  retryAfter: number | undefined,
+  table: OpenAIErrorTable,
+): GatewayError {
+  const up = readUpstreamError(body, table.textCharsMax);
+  const words = `${up.code ?? ""} ${up.type ?? ""} ${up.message ?? ""}`;
+  const msg = (fallback: string) => upstreamMessage(up, fallback);
+
+  if (status === 401 || status === 402) {
+    // Our provider key or credit: never the client's business, never the upstream's text.
+    return providerError("the model provider rejected the gateway's request");
+  }
+  if (status === 403) {
+    return MODERATION.test(words)
+      ? new GatewayError(403, msg("rejected by the provider's moderation"))
+      : providerError("the model provider denied access to the model");
+  }
+  if (status === 404) return providerError("the model is not available at the provider");
+  if (status === 408 && table.keep408) {
+    return new GatewayError(408, "the model provider timed out the request");
+  }
+  if (status === 408 || status === 504 || status === 524) {
+    return new GatewayError(504, "the model provider did not answer in time");
+  }
+  if (status === 429) {
+    if (table.quota.test(words)) {
+      return providerError("the model provider's quota for the gateway is exhausted");
+    }
+    return new GatewayError(429, msg("rate limited by the model provider"), { retryAfter });
+  }
+  if (status >= 400 && status < 500) {
+    return new GatewayError(400, msg("the model provider rejected the request"));
+  }
+  return providerError(`the model provider failed (HTTP ${status})`);
+}
+
+const SECRET_PATTERNS: [RegExp, string][] = [
+  [/\bBearer\s+[^\s"',;)\]}]+/gi, "Bearer ***"],
+  // Provider key shapes: OpenAI sk-/sk-proj-, Anthropic sk-ant-, OpenRouter sk-or-, xAI,
+  // Groq gsk_, Google AIza…, and our own `<prefix>_` keys.
+  [/\b(?:sk|rk|pk|xai|gsk|key)[-_][A-Za-z0-9_*.-]{3,}/g, "***"],
+  [/\bAIza[A-Za-z0-9_-]{10,}/g, "***"],
+  // Account identifiers of the provider (OpenAI organisation and project ids).
+  [/\b(?:org|proj)[-_][A-Za-z0-9]{6,}/g, "***"],
+  [/\b(?:api[_-]?key|token|secret|password)\s*[=:]\s*[^\s"',;]+/gi, "***"],
+  // Anything long and unbroken enough to be a token (JWTs, hex keys).
+  [/[A-Za-z0-9_+=-]{40,}/g, "***"],
+];
+
+/** Removes anything that looks like a credential or account id from an upstream message. */
+export function sanitizeMessage(message: string): string {
+  let s = message.length > UPSTREAM_MESSAGE_CHARS_MAX
+    ? message.slice(0, UPSTREAM_MESSAGE_CHARS_MAX)
+    : message;
+  for (const [re, by] of SECRET_PATTERNS) s = s.replace(re, by);
+  return s;
+}
