@@ -4,17 +4,18 @@
  * provider's 408 is a timeout like any other (504), and an error inside a stream is always
  * the provider's failure.
  */
-import { GatewayError } from "../../http/gateway_error.ts";
+import type { GatewayError } from "../../http/gateway_error.ts";
 import {
   decodeOpenAIError,
   type OpenAIErrorTable,
+  providerError,
   readUpstreamError,
-  sanitizeMessage,
   UPSTREAM_MESSAGE_CHARS_MAX,
   upstreamMessage,
 } from "../upstream_errors.ts";
 
-export { sanitizeMessage };
+/** Re-exported from its shared home (upstream_errors.ts) for existing importers. */
+export { sanitizeMessage } from "../upstream_errors.ts";
 
 /** Chat's reading of the OpenAI-style error table. */
 export const chatErrorTable: OpenAIErrorTable = {
@@ -36,8 +37,5 @@ export function decodeChatError(
 
 /** An `error` object inside a stream (OpenRouter) or a 200 body: always a provider error. */
 export function decodeChatStreamError(error: unknown): GatewayError {
-  return new GatewayError(
-    502,
-    upstreamMessage(readUpstreamError({ error }), "the model provider failed"),
-  );
+  return providerError(upstreamMessage(readUpstreamError({ error }), "the model provider failed"));
 }

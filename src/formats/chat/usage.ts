@@ -13,31 +13,24 @@
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
-import { decimalString, num, type Obj, obj } from "../json.ts";
+import type { Obj } from "../json.ts";
+import { readUsage, type UsageFields } from "../usage.ts";
 
-export { decimalString };
+/** Re-exported from its shared home (json.ts) for existing importers. */
+export { decimalString } from "../json.ts";
+
+/** Where chat puts each figure (the table above). */
+const CHAT_USAGE: UsageFields = {
+  input: ["prompt_tokens"],
+  output: ["completion_tokens"],
+  cacheRead: ["prompt_tokens_details", "cached_tokens"],
+  cacheWrite: ["prompt_tokens_details", "cache_write_tokens"],
+  reasoning: ["completion_tokens_details", "reasoning_tokens"],
+};
 
 /** An upstream chat usage object → internal usage; fields not reported stay undefined. */
 export function usageFromChat(raw: unknown): Usage | undefined {
-  const u = obj(raw);
-  if (!u) return undefined;
-  const out: Usage = {};
-  const input = num(u.prompt_tokens);
-  const output = num(u.completion_tokens);
-  if (input !== undefined) out.input = input;
-  if (output !== undefined) out.output = output;
-  const pd = obj(u.prompt_tokens_details);
-  if (pd) {
-    const read = num(pd.cached_tokens);
-    const write = num(pd.cache_write_tokens);
-    if (read !== undefined) out.cacheRead = read;
-    if (write !== undefined) out.cacheWrite = write;
-  }
-  const reasoning = num(obj(u.completion_tokens_details)?.reasoning_tokens);
-  if (reasoning !== undefined) out.reasoning = reasoning;
-  const cost = num(u.cost);
-  if (cost !== undefined) out.costUsd = decimalString(cost);
-  return out;
+  return readUsage(raw, CHAT_USAGE);
 }
 
 /** The chat usage object the gateway reports: token figures plus `cost` and `cost_details`. */

@@ -6,9 +6,7 @@
  * (https://docs.anthropic.com/en/api/errors).
  */
 import { GatewayError } from "../../http/gateway_error.ts";
-
-/** Longest upstream message relayed to a client. */
-const upstreamMessageCharsMax = 1000;
+import { UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
 
 const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
 const PROVIDER_RATE_LIMIT = "upstream provider rate limit exceeded, retry later";
@@ -43,8 +41,8 @@ export function sanitizeUpstreamMessage(message: string): string {
     .replace(/sk-ant-[\w-]+/g, "[redacted]")
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "[redacted]")
     .replace(/\breq_[A-Za-z0-9]+/g, "[redacted]");
-  return clean.length > upstreamMessageCharsMax
-    ? clean.slice(0, upstreamMessageCharsMax) + "…"
+  return clean.length > UPSTREAM_MESSAGE_CHARS_MAX
+    ? clean.slice(0, UPSTREAM_MESSAGE_CHARS_MAX) + "…"
     : clean;
 }
 

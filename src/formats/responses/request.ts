@@ -101,19 +101,15 @@ function itemToInternal(
       return;
     }
     case "function_call":
-      push("assistant", [{
-        type: "tool_call",
-        id: it.call_id as string,
-        name: map.name(it.name as string, it.namespace as string | undefined),
-        arguments: it.arguments as string,
-      }]);
-      return;
     case "custom_tool_call":
       push("assistant", [{
         type: "tool_call",
         id: it.call_id as string,
         name: map.name(it.name as string, it.namespace as string | undefined),
-        arguments: JSON.stringify({ input: it.input }),
+        // A custom tool's free text travels as the `input` of a function's JSON arguments.
+        arguments: type === "function_call"
+          ? it.arguments as string
+          : JSON.stringify({ input: it.input }),
       }]);
       return;
     case "tool_search_call":

@@ -15,24 +15,20 @@
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
-import { decimalString, num, type Obj, obj } from "../json.ts";
+import { type Obj, obj } from "../json.ts";
+import { readUsage, type UsageFields } from "../usage.ts";
+
+/** Where responses puts each figure (the table above). */
+const RESPONSES_USAGE: UsageFields = {
+  input: ["input_tokens"],
+  output: ["output_tokens"],
+  cacheRead: ["input_tokens_details", "cached_tokens"],
+  reasoning: ["output_tokens_details", "reasoning_tokens"],
+};
 
 /** An upstream responses usage object → internal usage; fields not reported stay undefined. */
 export function usageFromResponses(raw: unknown): Usage | undefined {
-  const u = obj(raw);
-  if (!u) return undefined;
-  const out: Usage = {};
-  const input = num(u.input_tokens);
-  const output = num(u.output_tokens);
-  if (input !== undefined) out.input = input;
-  if (output !== undefined) out.output = output;
-  const cached = num(obj(u.input_tokens_details)?.cached_tokens);
-  if (cached !== undefined) out.cacheRead = cached;
-  const reasoning = num(obj(u.output_tokens_details)?.reasoning_tokens);
-  if (reasoning !== undefined) out.reasoning = reasoning;
-  const cost = num(u.cost);
-  if (cost !== undefined) out.costUsd = decimalString(cost);
-  return out;
+  return readUsage(raw, RESPONSES_USAGE);
 }
 
 /**
