@@ -268,7 +268,7 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
 
     end(cost: CostReport, error?: Event & { type: "error" }): string {
       if (error) return errorChunk(head, error.error, cost);
-      const edited = held && withCost(held, cost);
+      const edited = held && withCost(held, cost, ctx);
       const usage = edited ?? (held ? held.raw : "") + usageChunk(head, usageToChat(cost));
       const out = usage + tail;
       held = undefined;
@@ -289,35 +289,46 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
  */
 function headRewriter(ctx: EncodeContext): (ev: SseEvent) => SseEvent {
   const fields = [
-    { name: "id", ours: JSON.stringify(ctx.id), re: undefined as RegExp | undefined },
-    { name: "model", ours: JSON.stringify(ctx.model), re: undefined as RegExp | undefined },
+    { name: "id", ours: JSON.stringify(ctx.id), needle: "", re: undefined as RegExp | undefined },
+    {
+      name: "model",
+      ours: JSON.stringify(ctx.model),
+      needle: "",
+      re: undefined as RegExp | undefined,
+    },
   ];
   return (ev) => {
-    let { raw, data } = ev;
+    let raw = ev.raw;
     let chunk: Obj | undefined;
     let parsed = false;
     for (const f of fields) {
+      // Fast path: the upstream's compact `"id":"…"`, found and spliced without a regex.
+      if (f.needle !== "") {
+        const at = raw.indexOf(f.needle);
+        if (at >= 0) {
+          raw = raw.slice(0, at) + `"${f.name}":` + f.ours + raw.slice(at + f.needle.length);
+          continue;
+        }
+      }
       let hit = false;
       const put = (_: string, key: string) => {
         hit = true;
         return key + f.ours;
       };
       if (f.re) raw = raw.replace(f.re, put);
-      if (!hit) {
-        if (!raw.includes(`"${f.name}"`)) continue;
-        if (!parsed) {
-          parsed = true;
-          chunk = parseObject(data);
-        }
-        const value = chunk?.[f.name];
-        if (typeof value !== "string") continue;
-        f.re = fieldPattern(f.name, value);
-        raw = raw.replace(f.re, put);
-        if (!hit) continue;
+      if (hit || !raw.includes(`"${f.name}"`)) continue;
+      if (!parsed) {
+        parsed = true;
+        chunk = parseObject(ev.data);
       }
-      data = data.replace(f.re!, put);
+      const value = chunk?.[f.name];
+      if (typeof value !== "string") continue;
+      f.needle = `"${f.name}":${JSON.stringify(value)}`;
+      f.re = fieldPattern(f.name, value);
+      raw = raw.replace(f.re, put);
     }
-    return raw === ev.raw ? ev : { ...ev, raw, data };
+    // `data` keeps the upstream's values: only `withCost` reads it, and sets ours itself.
+    return raw === ev.raw ? ev : { ...ev, raw };
   };
 }
 
@@ -327,11 +338,14 @@ function fieldPattern(field: string, value: string): RegExp {
 }
 
 /** The held usage chunk re-serialised with `cost` and `cost_details` in its usage. */
-function withCost(ev: SseEvent, cost: CostReport): string | undefined {
+function withCost(ev: SseEvent, cost: CostReport, ctx: EncodeContext): string | undefined {
   try {
     const chunk = JSON.parse(ev.data) as Obj;
     const usage = chunk.usage;
     if (usage === null || typeof usage !== "object") return undefined;
+    // Assigning existing keys keeps their order: the chunk reads as the upstream wrote it.
+    if (typeof chunk.id === "string") chunk.id = ctx.id;
+    if (typeof chunk.model === "string") chunk.model = ctx.model;
     chunk.usage = addCost(usage as Obj, cost);
     return sseFrame(JSON.stringify(chunk));
   } catch {
