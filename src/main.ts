@@ -30,6 +30,8 @@ async function main() {
   const operatorToken = cfg.ADMIN_TOKEN ?? newId("op", 32);
   let operator: ReturnType<typeof createOperatorHandler> | undefined;
   const gw = await buildGateway(cfg, {
+    // The embedded store has one writer, this process: holds can live in memory (design §10).
+    quota: embedded ? "memory" : "store",
     routes: (ctx) => {
       operator = createOperatorHandler(ctx.store, {
         token: operatorToken,
@@ -39,7 +41,12 @@ async function main() {
         method: "POST",
         path: "/admin/v1/run",
         envelope: "generic",
-        handle: (req, _rest, info) => operator!(req, info.remoteAddr),
+        handle: async (req, _rest, info) => {
+          const res = await operator!(req, info.remoteAddr);
+          // A top-up or a new limit changed figures the in-memory wallet keeps.
+          ctx.quota.invalidate();
+          return res;
+        },
       }];
     },
   });

@@ -15,6 +15,8 @@ import { Tracker } from "./lib/tracker.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { type Limiter, MemoryLimiter } from "./limits/limiter.ts";
 import { RedisLimiter } from "./limits/redis.ts";
+import { StoreQuota } from "./billing/quota.ts";
+import { MemoryQuota } from "./billing/wallet.ts";
 import { KeyCache } from "./pipeline/auth.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { createApp, type Handler, type Route } from "./app.ts";
@@ -37,6 +39,11 @@ export interface BuildOptions {
   memory?: boolean;
   logger?: Logger;
   limiter?: Limiter;
+  /**
+   * `memory`: holds in memory, settlements batched (only for a store this process alone
+   * writes: the embedded one). `store` (default): every hold in the store.
+   */
+  quota?: "memory" | "store";
   routes?: (ctx: AppContext) => Route[];
 }
 
@@ -56,6 +63,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const ctx: AppContext = {
     cfg,
     store,
+    quota: opts.quota === "memory" ? new MemoryQuota(store) : new StoreQuota(store),
     catalogue,
     providers: enabled as Provider[],
     breakers: new Breakers(),
@@ -78,6 +86,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     async close() {
       ctx.draining = true;
       await ctx.tracker.idle();
+      await ctx.quota.flush();
       await ctx.limiter.close();
       if (ownsStore) await store.close();
     },

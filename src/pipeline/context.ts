@@ -4,6 +4,7 @@ import type { Rates } from "../billing/cost.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { Breakers } from "../providers/routing.ts";
 import type { Store } from "../store/store.ts";
+import type { Quota } from "../billing/quota.ts";
 import type { Tracker } from "../lib/tracker.ts";
 import type { Limiter } from "../limits/limiter.ts";
 import type { KeyCache } from "./auth.ts";
@@ -13,6 +14,8 @@ import type { Logger } from "../lib/log.ts";
 export interface AppContext {
   cfg: Config;
   store: Store;
+  /** Where holds live: the store (shared PostgreSQL) or memory (embedded). */
+  quota: Quota;
   catalogue: Catalogue;
   providers: Provider[];
   breakers: Breakers;

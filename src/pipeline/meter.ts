@@ -3,13 +3,14 @@ import { mergeUsage, type Usage } from "../events/usage.ts";
 import { computeCost, type PriceTable, type Rates } from "../billing/cost.ts";
 import { nanoToRub } from "../billing/money.ts";
 import type { GatewayError } from "../http/gateway_error.ts";
-import type { Settlement, Store } from "../store/store.ts";
+import type { Settlement } from "../store/store.ts";
+import type { Quota } from "../billing/quota.ts";
 import type { Tracker } from "../lib/tracker.ts";
 import type { Logger } from "../lib/log.ts";
 import { settleRetriesMax, settleRetryMs } from "../lib/bounds.ts";
 
 export interface MeterDeps {
-  store: Store;
+  quota: Quota;
   tracker: Tracker;
   log: Logger;
   rates: Rates;
@@ -136,7 +137,7 @@ export class Meter {
 export async function settleWithRetry(deps: MeterDeps, s: Settlement): Promise<void> {
   for (let attempt = 0;; attempt++) {
     try {
-      await deps.store.settle(s);
+      await deps.quota.settle(s);
       return;
     } catch (e) {
       if (attempt >= settleRetriesMax) {

@@ -25,7 +25,7 @@ export async function reserve(
   const generationId = newId("gen");
   let ok: boolean;
   try {
-    ok = await app.store.reserve({
+    ok = await app.quota.reserve({
       id: generationId,
       accountId: caller.accountId,
       keyId: caller.keyId,

@@ -3,6 +3,7 @@ import { Meter } from "./meter.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
 import { Tracker } from "../lib/tracker.ts";
+import { StoreQuota } from "../billing/quota.ts";
 import { createLogger } from "../lib/log.ts";
 import { makeRates } from "../billing/cost.ts";
 import { testStores } from "../../tests/helpers/store.ts";
@@ -59,7 +60,7 @@ for (const { name, open } of await testStores()) {
         }),
       );
       const deps = {
-        store,
+        quota: new StoreQuota(store),
         tracker: new Tracker(),
         log: createLogger("error", () => {}),
         rates: makeRates("100", "0"),

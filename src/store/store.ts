@@ -163,6 +163,16 @@ export interface Store {
    */
   settle(s: Settlement): Promise<boolean>;
 
+  /**
+   * Records generations whose hold lived in memory (embedded mode: one process owns the
+   * store): each row is inserted already settled, with its debit, ledger entry and key spend,
+   * all in one statement for the whole batch. A generation id already present is skipped, so
+   * a retried batch applies once. Returns the ids inserted now.
+   */
+  recordSettled(
+    items: { open: GenerationOpen; created: Date; settlement: Settlement }[],
+  ): Promise<string[]>;
+
   getGeneration(accountId: string, id: string): Promise<Generation | null>;
   /** Newest first; `before` is the cursor (a generation id from the previous page). */
   listGenerations(

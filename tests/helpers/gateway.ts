@@ -38,6 +38,8 @@ export interface GatewayOptions {
   config?: Record<string, string>;
   /** Provider keys to leave unset (disables those providers). */
   withoutKeys?: string[];
+  /** Where holds live: in the store (default) or in memory (the embedded wallet). */
+  quota?: "memory" | "store";
 }
 
 export async function startGateway(opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -66,7 +68,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<TestGatew
   });
   const [, pg] = await testStores();
   const store = await (pg ?? (await testStores())[0]).open();
-  const gw = await buildGateway(cfg, { store, env: (n) => env[n] });
+  const gw = await buildGateway(cfg, {
+    store,
+    env: (n) => env[n],
+    quota: opts.quota ?? (Deno.env.get("TEST_QUOTA") as "memory" | undefined),
+  });
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
     (req, info) => gw.handler(req, { remoteAddr: (info.remoteAddr as Deno.NetAddr).hostname }),

@@ -1,0 +1,173 @@
+import assert from "node:assert/strict";
+import { MemoryQuota } from "./wallet.ts";
+import { testStores } from "../../tests/helpers/store.ts";
+import type { Settlement, Store } from "../store/store.ts";
+
+function settlement(id: string, cost: bigint): Settlement {
+  return {
+    generationId: id,
+    status: "completed",
+    cost,
+    costDetails: { upstream_inference_input_cost: 0.1, upstream_inference_output_cost: 0.2 },
+    provider: "p",
+    upstreamModel: "m",
+    finishReason: "stop",
+    tokens: { input: 10, output: 5 },
+    usageSource: "upstream",
+    latencyMs: 3,
+    ttftMs: 1,
+    error: null,
+  };
+}
+
+async function setup(store: Store, balance: bigint) {
+  const account = await store.createAccount("w", balance);
+  const key = await store.createKey(
+    account.id,
+    crypto.randomUUID().replaceAll("-", "").repeat(2),
+    "tg_w",
+    null,
+  );
+  const open = (id: string, hold: bigint) => ({
+    id,
+    accountId: account.id,
+    keyId: key.id,
+    endpoint: "chat",
+    model: "m",
+    stream: false,
+    hold,
+  });
+  return { account, key, open };
+}
+
+async function ledgerSum(store: Store, accountId: string) {
+  return (await store.listLedger(accountId)).reduce((s, e) => s + e.amount, 0n);
+}
+
+for (const { name, open: openStore } of await testStores()) {
+  Deno.test(`${name}: wallet admits exactly as many concurrent holds as the balance covers`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 5_000n);
+      const q = new MemoryQuota(store);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => q.reserve(open(`gen_w${i}`, 1_000n))),
+      );
+      assert.equal(results.filter(Boolean).length, 5);
+      const admitted = results.flatMap((ok, i) => ok ? [`gen_w${i}`] : []);
+      const applied = await Promise.all(admitted.map((id) => q.settle(settlement(id, 700n))));
+      assert.deepEqual(applied, [true, true, true, true, true]);
+      const a = (await store.getAccount(account.id))!;
+      assert.equal(a.balance, 5_000n - 5n * 700n);
+      assert.equal(a.held, 0n, "holds never touch the store");
+      assert.equal(await ledgerSum(store, account.id), a.balance);
+      const gens = await store.listGenerations(account.id, { limit: 50 });
+      assert.equal(gens.length, 5);
+      for (const g of gens) {
+        assert.equal(g.status, "completed");
+        assert.equal(g.cost, 700n);
+        assert.equal(g.hold, 1_000n);
+        assert.equal(g.tokens.output, 5);
+        assert.deepEqual(g.costDetails, settlement(g.id, 0n).costDetails);
+      }
+      // What was freed is admitted again: 1 500 left covers one more hold of 1 000.
+      assert.equal(await q.reserve(open("gen_wx", 1_000n)), true);
+      assert.equal(await q.reserve(open("gen_wy", 1_000n)), false);
+      await q.settle(settlement("gen_wx", 0n));
+      await q.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: wallet settles a generation once; a repeat is a no-op`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 10_000n);
+      const q = new MemoryQuota(store);
+      assert.equal(await q.reserve(open("gen_once", 2_000n)), true);
+      const [first, second] = await Promise.all([
+        q.settle(settlement("gen_once", 1_234n)),
+        q.settle(settlement("gen_once", 1_234n)),
+      ]);
+      assert.deepEqual([first, second], [true, false]);
+      assert.equal((await store.getAccount(account.id))!.balance, 10_000n - 1_234n);
+      const debits = (await store.listLedger(account.id)).filter((e) => e.kind === "debit");
+      assert.equal(debits.length, 1);
+      assert.equal(debits[0].generationId, "gen_once");
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: wallet keeps a key's spend cap, counting holds in flight`, async () => {
+    const store = await openStore();
+    try {
+      const { key, open } = await setup(store, 1_000_000n);
+      await store.setKeyLimits(key.id, { spend: 2_500n });
+      const q = new MemoryQuota(store);
+      assert.equal(await q.reserve(open("gen_c1", 1_000n)), true);
+      assert.equal(await q.reserve(open("gen_c2", 1_000n)), true);
+      assert.equal(await q.reserve(open("gen_c3", 1_000n)), false, "3 000 in flight > 2 500");
+      await q.settle(settlement("gen_c1", 1_000n));
+      await q.settle(settlement("gen_c2", 1_000n));
+      assert.equal(await q.reserve(open("gen_c4", 1_000n)), false, "2 000 spent + 1 000 > 2 500");
+      assert.equal(await q.reserve(open("gen_c5", 500n)), true);
+      await q.settle(settlement("gen_c5", 500n));
+      const k = (await store.listKeys(key.accountId)).find((x) => x.id === key.id)!;
+      assert.equal(k.spent, 2_500n);
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: wallet sees a top-up after invalidate, and a new key at once`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 1_000n);
+      const q = new MemoryQuota(store);
+      assert.equal(await q.reserve(open("gen_t1", 2_000n)), false);
+      await store.topup(account.id, 5_000n, "t-1");
+      q.invalidate();
+      assert.equal(await q.reserve(open("gen_t2", 2_000n)), true);
+      const k2 = await store.createKey(account.id, "e".repeat(64), "tg_w2", null);
+      assert.equal(await q.reserve({ ...open("gen_t3", 2_000n), keyId: k2.id }), true);
+      assert.equal(await q.reserve(open("gen_t4", 2_001n)), false, "6 000 − 4 000 held");
+      await q.settle(settlement("gen_t2", 100n));
+      await q.settle(settlement("gen_t3", 100n));
+      assert.equal((await store.getAccount(account.id))!.balance, 6_000n - 200n);
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: wallet retries a batch the store refused, and it lands once`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 10_000n);
+      let refusals = 1;
+      const flaky = new Proxy(store, {
+        get(target, prop) {
+          if (prop === "recordSettled") {
+            return (items: Parameters<Store["recordSettled"]>[0]) =>
+              refusals-- > 0
+                ? Promise.reject(new Error("store down"))
+                : target.recordSettled(items);
+          }
+          const v = Reflect.get(target, prop, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const q = new MemoryQuota(flaky);
+      assert.equal(await q.reserve(open("gen_r1", 1_000n)), true);
+      // While the write waits, the cost counts against the balance already.
+      const settled = q.settle(settlement("gen_r1", 9_000n));
+      assert.equal(await q.reserve(open("gen_r2", 1_001n)), false);
+      assert.equal(await settled, true);
+      assert.equal((await store.getAccount(account.id))!.balance, 1_000n);
+      assert.equal(await ledgerSum(store, account.id), 1_000n);
+    } finally {
+      await store.close();
+    }
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * The embedded wallet (holds in memory, settlements batched) behind the real server: the
+ * same money guarantees as holds in the store.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { nanoToRub } from "../../src/billing/money.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+
+async function withWallet(fn: (g: TestGateway) => Promise<void>, balanceRub = "1000") {
+  const g = await startGateway({ quota: "memory", balanceRub });
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+  } finally {
+    await g.close();
+  }
+}
+
+Deno.test("wallet: streaming and whole completions debit exactly the cost shown", async () => {
+  await withWallet(async (g) => {
+    const client = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    const whole = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "hi [[mock:tokens=7]]" }],
+    }).withResponse();
+    let streamed: Record<string, unknown> | undefined;
+    for await (
+      const c of await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: "user", content: "hi [[mock:tokens=7]]" }],
+        stream: true,
+      })
+    ) if (c.usage) streamed = c.usage as unknown as Record<string, unknown>;
+    await g.settled();
+    const cost = (whole.data.usage as unknown as { cost: number }).cost;
+    assert.equal(streamed?.cost, cost);
+    const a = (await g.store.getAccount(g.accountId))!;
+    assert.equal(nanoToRub(1000_000_000_000n - a.balance), cost * 2);
+    assert.equal(a.held, 0n);
+    const gen = await g.store.getGeneration(
+      g.accountId,
+      whole.response.headers.get("x-generation-id")!,
+    );
+    assert.equal(gen?.status, "completed");
+    assert.equal(gen?.usageSource, "upstream");
+  });
+});
+
+Deno.test("wallet: 30 concurrent requests on a balance of 3 holds admit 3, the rest 402 with no upstream call", async () => {
+  // One call's hold at max_tokens 100 for this model is found first, on a rich account.
+  const probe = await startGateway({ quota: "memory" });
+  let hold: bigint;
+  try {
+    const res = await fetch(`${probe.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${probe.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        max_tokens: 100,
+        messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+      }),
+    });
+    await res.body?.cancel();
+    await probe.settled();
+    const [gen] = await probe.store.listGenerations(probe.accountId, { limit: 1 });
+    hold = gen.hold;
+  } finally {
+    await probe.close();
+  }
+  const rub = (hold * 3n + hold / 2n).toString().padStart(10, "0");
+  const balanceRub = `${rub.slice(0, -9)}.${rub.slice(-9)}`;
+  await withWallet(async (g) => {
+    const statuses = await Promise.all(Array.from({ length: 30 }, async () => {
+      const res = await fetch(`${g.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 100,
+          messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+        }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    }));
+    assert.equal(statuses.filter((s) => s === 200).length, 3);
+    assert.equal(statuses.filter((s) => s === 402).length, 27);
+    assert.equal(g.mock.stats.total, 3);
+    await g.settled();
+    assert.ok((await g.store.getAccount(g.accountId))!.balance >= 0n);
+  }, balanceRub);
+});
+
+Deno.test("wallet: a client that leaves mid-stream is settled once from the counted usage", async () => {
+  await withWallet(async (g) => {
+    const ac = new AbortController();
+    const res = await fetch(`${g.baseURL}/chat/completions`, {
+      method: "POST",
+      signal: ac.signal,
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        stream: true,
+        messages: [{ role: "user", content: "x [[mock:tokens=200,every=20]]" }],
+      }),
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const reader = res.body!.getReader();
+    for (let i = 0; i < 3; i++) await reader.read();
+    ac.abort();
+    await reader.cancel().catch(() => {});
+    await g.mock.idle();
+    await g.settled();
+    const gen = await g.store.getGeneration(g.accountId, id);
+    assert.equal(gen?.status, "cancelled");
+    assert.equal(gen?.usageSource, "counted");
+    assert.ok(gen!.cost > 0n);
+    const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
+    assert.equal(debits.length, 1);
+  });
+});
