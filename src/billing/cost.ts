@@ -35,16 +35,24 @@ export interface CostResult {
   details: Record<string, number>;
 }
 
+/** Parsed prices: a catalogue has a few thousand distinct strings, parsed once each. */
+const parsed = new Map<string, Dec>();
+
 /** A price key as an exact decimal; missing, malformed or dynamic ("-1") prices count as 0. */
 function price(prices: PriceTable, key: string): Dec {
   const v = prices[key];
   if (v === undefined || v === "") return ZERO;
-  try {
-    const d = parseDec(v);
-    return d.n < 0n ? ZERO : d;
-  } catch {
-    return ZERO;
+  let d = parsed.get(v);
+  if (d === undefined) {
+    try {
+      d = parseDec(v);
+      if (d.n < 0n) d = ZERO;
+    } catch {
+      d = ZERO;
+    }
+    if (parsed.size < 100_000) parsed.set(v, d);
   }
+  return d;
 }
 
 /**

@@ -126,9 +126,19 @@ export function globMatch(pattern: string, slug: string): boolean {
   return re.test(slug);
 }
 
-/** The protocols `provider` may speak for `slug`. */
+const protocolCache = new WeakMap<ProviderSpec, Map<string, readonly Protocol[]>>();
+
+/** The protocols `provider` may speak for `slug` (memoised: routing runs on every request). */
 export function protocolsFor(provider: ProviderSpec, slug: string): readonly Protocol[] {
-  return provider.responsesOnly.some((p) => globMatch(p, slug))
-    ? provider.protocols.filter((p) => p === "openai-responses")
-    : provider.protocols;
+  if (provider.responsesOnly.length === 0) return provider.protocols;
+  let bySlug = protocolCache.get(provider);
+  if (!bySlug) protocolCache.set(provider, bySlug = new Map());
+  let out = bySlug.get(slug);
+  if (!out) {
+    out = provider.responsesOnly.some((p) => globMatch(p, slug))
+      ? provider.protocols.filter((p) => p === "openai-responses")
+      : provider.protocols;
+    bySlug.set(slug, out);
+  }
+  return out;
 }
