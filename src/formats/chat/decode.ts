@@ -25,6 +25,8 @@ interface ToolSlot {
 /** Block bookkeeping shared by the stream and body decoders. */
 class ChatFold {
   started = false;
+  /** The first chunk's id: the fast path trusts only chunks of the same stream. */
+  upstreamId?: string;
   /** `finish` was emitted: later content is ignored, later usage is not. */
   finished = false;
   /** An `error` was emitted: only usage may follow. */
@@ -43,6 +45,7 @@ class ChatFold {
   start(id: unknown, model: unknown, emit: Emit): void {
     if (this.started) return;
     this.started = true;
+    if (typeof id === "string") this.upstreamId = id;
     const e: { type: "response_start"; id?: string; model?: string } = { type: "response_start" };
     if (typeof id === "string") e.id = id;
     if (typeof model === "string") e.model = model;
@@ -214,6 +217,15 @@ export function createChatDecoder(): StreamDecoder {
         if (!fold.terminal) fold.finish("stop", emit);
         return;
       }
+      // Most chunks of a stream are one piece of text in OpenAI's exact layout: those are
+      // read by one anchored pattern instead of a parse of the whole chunk.
+      if (fold.started && !fold.terminal) {
+        const m = PLAIN_TEXT_CHUNK.exec(ev.data);
+        if (m && m[1] === fold.upstreamId) {
+          fold.delta({ content: m[2] === "" ? "" : JSON.parse(`"${m[2]}"`) }, emit);
+          return;
+        }
+      }
       let c: unknown;
       try {
         c = JSON.parse(ev.data);
@@ -229,6 +241,19 @@ export function createChatDecoder(): StreamDecoder {
     },
   };
 }
+
+/**
+ * A chunk carrying only `delta.content`, no finish reason, no usage, as OpenAI (and most
+ * compatible servers) lay it out. Group 1 is the chunk id (it must be the stream's: a
+ * changed id goes the slow way), group 2 the JSON-escaped text.
+ */
+const PLAIN_TEXT_CHUNK = new RegExp(
+  '^\\{"id":"([^"\\\\]*)","object":"chat\\.completion\\.chunk","created":\\d+,"model":"[^"\\\\]*",' +
+    '(?:"service_tier":(?:null|"[^"\\\\]*"),)?(?:"system_fingerprint":(?:null|"[^"\\\\]*"),)?' +
+    '"choices":\\[\\{"index":0,"delta":\\{"content":"((?:[^"\\\\]|\\\\.)*)"\\},' +
+    '(?:"logprobs":null,)?"finish_reason":null\\}\\](?:,"usage":null)?' +
+    '(?:,"obfuscation":"[^"\\\\]*")?\\}$',
+);
 
 /** Decoder of a non-streaming openai-chat body: the same events a stream of it would give. */
 export function decodeChatBody(body: unknown, emit: Emit): void {

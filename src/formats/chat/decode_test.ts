@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Event } from "../../events/event.ts";
 import { createChatDecoder, decodeChatBody } from "./decode.ts";
 import { CUTS, decodeStream, eventJson, parseGolden } from "./test_support.ts";
+import { SseSplitter } from "../sse.ts";
 
 const FIXTURES = new URL("../../../tests/fixtures/openai-chat/", import.meta.url);
 const SCENARIOS = [
@@ -266,4 +267,34 @@ Deno.test("chat body decoder: an error body and a body without choices are error
   assert.deepEqual(decodeBody("nope"), [
     { type: "error", status: 502, message: "upstream returned an invalid body" },
   ]);
+});
+
+Deno.test("decoder: plain text chunks in OpenAI's layout decode exactly, escapes included", () => {
+  const texts = ["Hel", 'lo "quoted"\n', "\\back\\slash", "caf\u00e9 \ud83d\ude00", ""];
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null, id = "c1") =>
+    `data: ${
+      JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        service_tier: "default",
+        system_fingerprint: null,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        usage: null,
+        obfuscation: "x",
+      })
+    }\n\n`;
+  const sse = chunk({ role: "assistant", content: "" }) +
+    texts.map((t) => chunk({ content: t })).join("") +
+    chunk({ content: "other stream" }, null, "c2") +
+    chunk({}, "stop") + "data: [DONE]\n\n";
+  const d = createChatDecoder();
+  const events: Event[] = [];
+  const s = new SseSplitter();
+  s.push(sse, (ev) => d.event(ev, (e) => events.push(e)));
+  d.end((e) => events.push(e));
+  const text = events.flatMap((e) => e.type === "text_delta" ? [e.delta] : []).join("");
+  assert.equal(text, texts.join("") + "other stream");
+  assert.deepEqual(events.at(-1), { type: "finish", reason: "stop" });
 });
