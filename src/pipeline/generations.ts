@@ -15,6 +15,8 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
     throw new GatewayError(400, `limit must be an integer from 1 to ${generationsPageMax}`);
   }
   const before = url.searchParams.get("cursor") ?? url.searchParams.get("before") ?? undefined;
+  // Settlements batched in memory are written first: a call answered a moment ago is listed.
+  await app.quota.flush();
   const rows = await app.store.listGenerations(caller.accountId, { limit: limit + 1, before });
   const page = rows.slice(0, limit);
   return Response.json({
@@ -27,6 +29,7 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
 
 export async function getGeneration(req: Request, id: string, app: AppContext): Promise<Response> {
   const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  await app.quota.flush();
   const g = await app.store.getGeneration(caller.accountId, id);
   // Another account's generation is "not found", never "forbidden": ids must not be probeable.
   if (!g) throw new GatewayError(404, `generation ${JSON.stringify(id)} not found`);

@@ -124,3 +124,24 @@ Deno.test("wallet: a client that leaves mid-stream is settled once from the coun
     assert.equal(debits.length, 1);
   });
 });
+
+Deno.test("wallet: a generation is in the history as soon as its answer arrived", async () => {
+  await withWallet(async (g) => {
+    const res = await fetch(`${g.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: "user", content: "x [[mock:tokens=3]]" }],
+      }),
+    });
+    await res.json();
+    const id = res.headers.get("x-generation-id")!;
+    // No waiting for the settlement batch: the history endpoint writes pending ones first.
+    const got = await fetch(`${g.baseURL}/generations/${id}`, {
+      headers: { authorization: `Bearer ${g.key}` },
+    });
+    assert.equal(got.status, 200);
+    assert.equal((await got.json()).status, "completed");
+  });
+});
