@@ -77,6 +77,8 @@ export class MemoryQuota implements Quota {
   }
 
   settle(s: Settlement): Promise<boolean> {
+    // Refused before any figure moves: a negative cost would also poison its batch forever.
+    if (s.cost < 0n) return Promise.reject(new RangeError("a cost cannot be negative"));
     const open = this.#open.get(s.generationId);
     // Not held here (a row the sweeper found in the store): the store's own settlement.
     if (!open) return this.store.settle(s);
@@ -164,13 +166,16 @@ export class MemoryQuota implements Quota {
       const current = this.#accounts.get(accountId);
       // Another request may have loaded it while this one waited in the lane.
       if (current && current.epoch === this.#epoch && current.keys.has(keyId)) return current;
+      // The epoch as of before the read: an invalidate that lands while the read is in flight
+      // must leave these figures stale, not stamp them current.
+      const epoch = this.#epoch;
       const [acc, keys] = await Promise.all([
         this.store.getAccount(accountId),
         this.store.listKeys(accountId),
       ]);
       const prev = this.#accounts.get(accountId);
       const state: AccountState = {
-        epoch: this.#epoch,
+        epoch,
         stored: acc ? acc.balance - acc.held : 0n,
         pending: prev?.pending ?? 0n,
         held: prev?.held ?? 0n,

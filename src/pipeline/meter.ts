@@ -76,6 +76,7 @@ export class Meter {
   report(): CostReport & { nano: bigint; source: Settlement["usageSource"] } {
     if (this.#report) return this.#report;
     const u = { ...this.usage };
+    for (const f of TOKEN_FIGURES) u[f] = tokenCount(u[f]);
     let source: Settlement["usageSource"] = "upstream";
     const nothingHappened = this.deltas === 0 && u.output === undefined && u.input === undefined;
     if (this.error && nothingHappened) {
@@ -96,6 +97,11 @@ export class Meter {
       : computeCost(u, this.call.prices, this.deps.rates);
     this.#report = { cost: nanoToRub(nano), details, usage: u, nano, source };
     return this.#report;
+  }
+
+  /** True once `settle` has been called. */
+  get settling(): boolean {
+    return this.#settled !== undefined;
   }
 
   /** Settles once; repeated calls return the first promise. Runs off the client's path. */
@@ -128,6 +134,22 @@ export class Meter {
     this.#settled = this.deps.tracker.track(settleWithRetry(this.deps, s));
     return this.#settled;
   }
+}
+
+const TOKEN_FIGURES = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const;
+/** The largest figure the store's token columns hold. */
+const tokensMax = 2_147_483_647;
+
+/**
+ * An upstream's token figure as the meter uses it: a fraction is rounded up; a negative,
+ * non-finite or implausibly large one is unreadable — unknown, so counted instead. Left as
+ * they came, such figures would make a negative cost, throw in the cost arithmetic (BigInt of
+ * a fraction) or be refused by the store: a generation never settled.
+ */
+function tokenCount(v: number | undefined): number | undefined {
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return undefined;
+  const n = Math.ceil(v);
+  return n <= tokensMax ? n : undefined;
 }
 
 /**

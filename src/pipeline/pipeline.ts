@@ -170,6 +170,36 @@ async function runUpstream(
   app: AppContext,
   startedAt: number,
 ): Promise<Response> {
+  const meters: Meter[] = [];
+  try {
+    return await attempt(call, hold, req, app, startedAt, meters);
+  } catch (e) {
+    // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
+    if (!meters.some((m) => m.settling)) {
+      const failed = new Meter({
+        generationId: hold.generationId,
+        prices: {},
+        promptTokensCounted: 0,
+        startedAt,
+      }, app);
+      failed.observe({
+        type: "error",
+        error: isGatewayError(e) ? e : internalError(),
+      });
+      failed.settle("failed");
+    }
+    throw e;
+  }
+}
+
+async function attempt(
+  call: TextCall,
+  hold: Hold,
+  req: Request,
+  app: AppContext,
+  startedAt: number,
+  meters: Meter[],
+): Promise<Response> {
   let lastError: GatewayError | undefined;
   const ctx: EncodeContext = {
     id: hold.generationId,
@@ -206,6 +236,7 @@ async function runUpstream(
       promptTokensCounted: call.promptTokens,
       startedAt,
     }, app);
+    meters.push(meter);
     meter.provider = c.provider.id;
     meter.upstreamModel = c.upstreamModel;
     const headers = { "x-generation-id": hold.generationId };
@@ -250,6 +281,7 @@ async function runUpstream(
     promptTokensCounted: 0,
     startedAt,
   }, app);
+  meters.push(failed);
   const error = lastError ?? noProvider(call.model.id);
   failed.observe({ type: "error", error });
   failed.settle(error.status === 499 ? "cancelled" : "failed");
@@ -307,7 +339,12 @@ async function startStream(
         r = { done: true, value: undefined };
       }
       if (r.done) break;
-      initial += stage.feed(r.value);
+      try {
+        initial += stage.feed(r.value);
+      } catch {
+        stage.fail(new GatewayError(502, "could not read the provider's answer"));
+        break;
+      }
     }
   } finally {
     clearTimeout(deadline);

@@ -349,7 +349,7 @@ export class SqlStore implements Store {
         s.usageSource,
         s.latencyMs,
         s.ttftMs,
-        s.error,
+        storable(s.error),
         newId("led"),
       ],
     );
@@ -384,7 +384,7 @@ export class SqlStore implements Store {
         usage_source: s.usageSource,
         latency_ms: s.latencyMs,
         ttft_ms: s.ttftMs,
-        error: s.error,
+        error: storable(s.error),
         created: created.toISOString(),
         ledger_id: newId("led"),
       };
@@ -601,4 +601,12 @@ function toGeneration(r: Row): Generation {
     created: date(r.created),
     finished: dateOrNull(r.finished),
   };
+}
+
+/**
+ * PostgreSQL text (and jsonb) cannot hold U+0000; an error text quoting an upstream could.
+ * Left in, the settlement (or a whole wallet batch) would fail on every retry.
+ */
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replaceAll("\u0000", "\uFFFD");
 }

@@ -31,6 +31,9 @@ Deno.test("shutdown: SIGTERM ends an open stream after the grace period, settles
       OPENAI_API_KEY: "mock-key",
       OPENAI_BASE_URL: `${mock.url}/v1`,
       SHUTDOWN_GRACE_MS: "500",
+      // The embedded store is the one inspected below, whatever the suite runs on.
+      DATABASE_URL: "",
+      REDIS_URL: "",
       LOG_LEVEL: "error",
     },
     stdout: "piped",

@@ -1,0 +1,179 @@
+import assert from "node:assert/strict";
+import { MemoryQuota } from "./wallet.ts";
+import { makeRates } from "./cost.ts";
+import { testStores } from "../../tests/helpers/store.ts";
+import { Meter } from "../pipeline/meter.ts";
+import { Tracker } from "../lib/tracker.ts";
+import { createLogger } from "../lib/log.ts";
+import type { Settlement, Store } from "../store/store.ts";
+
+function settlement(id: string, cost: bigint, error: string | null = null): Settlement {
+  return {
+    generationId: id,
+    status: error ? "failed" : "completed",
+    cost,
+    costDetails: { upstream_inference_input_cost: 0.1, upstream_inference_output_cost: 0.2 },
+    provider: "p",
+    upstreamModel: "m",
+    finishReason: error ? "error" : "stop",
+    tokens: { input: 10, output: 5 },
+    usageSource: "upstream",
+    latencyMs: 3,
+    ttftMs: 1,
+    error,
+  };
+}
+
+async function setup(store: Store, balance: bigint) {
+  const account = await store.createAccount("r", balance);
+  const key = await store.createKey(
+    account.id,
+    crypto.randomUUID().replaceAll("-", "").repeat(2),
+    "tg_r",
+    null,
+  );
+  const open = (id: string, hold: bigint) => ({
+    id,
+    accountId: account.id,
+    keyId: key.id,
+    endpoint: "chat",
+    model: "m",
+    stream: true,
+    hold,
+  });
+  return { account, key, open };
+}
+
+/** Resolves to "timeout" if `p` has not settled within `ms`. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
+  try {
+    return await Promise.race([p, t]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+for (const { name, open: openStore } of await testStores()) {
+  Deno.test(`${name}: review: an upstream usage that is not a whole non-negative count still settles, at a cost >= 0`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 1_000_000_000n);
+      const quota = new MemoryQuota(store);
+      const tracker = new Tracker();
+      const deps = {
+        quota,
+        tracker,
+        log: createLogger("error", () => {}),
+        rates: makeRates("100", "0"),
+      };
+      const cases: Record<string, number>[] = [
+        { output: 12.5 },
+        { output: -1000, input: 5 },
+        { input: 10, cacheRead: -50 },
+        { input: 3e9, output: 1 },
+      ];
+      for (const [i, usage] of cases.entries()) {
+        const id = `gen_rv_usage${i}`;
+        assert.equal(await quota.reserve(open(id, 1_000_000n)), true);
+        const meter = new Meter({
+          generationId: id,
+          prices: { prompt: "0.000001", completion: "0.000002" },
+          promptTokensCounted: 10,
+          startedAt: performance.now(),
+        }, deps);
+        meter.observe({ type: "text_delta", text: "x" } as never);
+        meter.observe({ type: "usage", usage } as never);
+        const r = meter.report();
+        assert.ok(r.nano >= 0n, `cost of ${JSON.stringify(usage)} is ${r.nano}`);
+        for (const v of Object.values(r.usage)) {
+          if (typeof v === "number") assert.ok(Number.isSafeInteger(v) && v >= 0, `${v}`);
+        }
+        assert.notEqual(await within(meter.settle("completed"), 5_000), "timeout");
+        const g = await store.getGeneration(account.id, id);
+        assert.ok(g, `generation ${id} recorded`);
+        assert.equal(g.cost, r.nano, "the debit is the cost reported");
+      }
+      await tracker.idle();
+      await quota.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: review: an error text the database cannot store does not wedge the wallet`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 1_000_000n);
+      const quota = new MemoryQuota(store);
+      assert.equal(await quota.reserve(open("gen_rv_nul", 100n)), true);
+      assert.equal(await quota.reserve(open("gen_rv_ok", 100n)), true);
+      const settled = Promise.all([
+        quota.settle(settlement("gen_rv_nul", 40n, "upstream said \u0000 oops")),
+        quota.settle(settlement("gen_rv_ok", 30n)),
+      ]);
+      assert.deepEqual(await within(settled, 5_000), [true, true]);
+      const a = (await store.getAccount(account.id))!;
+      assert.equal(a.balance, 1_000_000n - 70n);
+      assert.equal((await store.getGeneration(account.id, "gen_rv_nul"))?.cost, 40n);
+      await quota.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: review: invalidate while a re-read is in flight is not lost`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 1_000n);
+      let hook: (() => Promise<void>) | undefined;
+      // The operator's top-up lands (and invalidates) after the wallet read the account but
+      // before the read came back.
+      const getAccount = async (id: string) => {
+        const acc = await store.getAccount(id);
+        const h = hook;
+        hook = undefined;
+        await h?.();
+        return acc;
+      };
+      const wrapped = new Proxy(store, {
+        get(target, prop) {
+          if (prop === "getAccount") return getAccount;
+          const v = Reflect.get(target, prop, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const quota = new MemoryQuota(wrapped);
+      hook = async () => {
+        await store.topup(account.id, 10_000n, "rv-topup");
+        quota.invalidate();
+      };
+      assert.equal(await quota.reserve(open("gen_rv_e1", 100n)), true);
+      // Balance is now 11 000 − 100 held: 5 000 fits.
+      assert.equal(await quota.reserve(open("gen_rv_e2", 5_000n)), true);
+      await Promise.all([
+        quota.settle(settlement("gen_rv_e1", 0n)),
+        quota.settle(settlement("gen_rv_e2", 0n)),
+      ]);
+      await quota.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
+  Deno.test(`${name}: review: a negative cost is refused before it touches the wallet`, async () => {
+    const store = await openStore();
+    try {
+      const { open } = await setup(store, 1_000n);
+      const quota = new MemoryQuota(store);
+      assert.equal(await quota.reserve(open("gen_rv_neg", 100n)), true);
+      await assert.rejects(() => quota.settle(settlement("gen_rv_neg", -5n)), RangeError);
+      // The generation is still open and settles properly afterwards.
+      assert.equal(await within(quota.settle(settlement("gen_rv_neg", 5n)), 5_000), true);
+      await quota.flush();
+    } finally {
+      await store.close();
+    }
+  });
+}
