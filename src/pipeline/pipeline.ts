@@ -25,7 +25,7 @@ import {
 } from "../http/gateway_error.ts";
 import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
 import type { EncodeContext } from "../formats/codec.ts";
-import { PROTOCOL } from "../providers/protocols/mod.ts";
+import { textProtocol } from "../providers/protocols/mod.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
 import { authenticate, type Caller } from "./auth.ts";
@@ -209,7 +209,7 @@ async function attempt(
     clientBody: call.body,
   };
   for (const c of call.candidates) {
-    const proto = PROTOCOL[c.protocol];
+    const proto = textProtocol(c.protocol);
     const pass = c.protocol === call.format.sameProtocol;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
@@ -256,7 +256,7 @@ async function attempt(
       : await wholeBody(call, proto, pass, outcome.response, outcome.abort, meter, ctx, req);
     if ("retry" in result) {
       lastError = result.error;
-      if (result.error.status === 499) return cancelled(hold, meter);
+      if (result.error.status === 499) return cancelled(hold);
       recordOutcome(app.breakers, c, false);
       if (result.retry) continue;
       break;
@@ -289,7 +289,7 @@ async function attempt(
 }
 
 /** The client left during an attempt; its meter has settled. Nobody reads this answer. */
-function cancelled(hold: Hold, _meter: Meter): Response {
+function cancelled(hold: Hold): Response {
   return new Response(null, { status: 499, headers: { "x-generation-id": hold.generationId } });
 }
 

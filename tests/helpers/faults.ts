@@ -6,7 +6,6 @@
  * processes that a test can stop and start without touching the machine's own.
  */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/config.ts";
 import { buildGateway, type Gateway } from "../../src/server.ts";
 import { type MockDefaults, type MockServer, startMock } from "../../src/providers/mock/server.ts";
 import { generateKey } from "../../src/store/keys.ts";
@@ -14,7 +13,7 @@ import { openStore } from "../../src/store/mod.ts";
 import type { Generation, Store } from "../../src/store/store.ts";
 import type { Limiter } from "../../src/limits/limiter.ts";
 import type { Logger } from "../../src/lib/log.ts";
-import { checkInvariants } from "./gateway.ts";
+import { checkInvariants, mockEnv, testConfig } from "./gateway.ts";
 import { testStores } from "./store.ts";
 
 export { checkInvariants };
@@ -67,32 +66,18 @@ export interface FaultGateway {
 
 export async function startFaultGateway(opts: FaultGatewayOptions = {}): Promise<FaultGateway> {
   const mock = startMock({ port: 0, hostname: "127.0.0.1", defaults: opts.mockDefaults });
-  const env: Record<string, string> = {
-    OPENAI_API_KEY: "mock-openai-key",
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    ANTHROPIC_API_KEY: "mock-anthropic-key",
-    ANTHROPIC_BASE_URL: mock.url,
-    OPENROUTER_API_KEY: "mock-openrouter-key",
-    OPENROUTER_BASE_URL: `${mock.url}/v1`,
-    MOCK_URL: mock.url,
-    ...(typeof opts.env === "function" ? opts.env(mock.url) : opts.env),
-  };
-  for (const k of opts.withoutKeys ?? []) delete env[k];
+  const env = mockEnv(
+    mock.url,
+    typeof opts.env === "function" ? opts.env(mock.url) : opts.env,
+    opts.withoutKeys,
+  );
   let providersFile: string | undefined;
   let store: Store | undefined;
   let gw: Gateway | undefined;
   try {
-    if (opts.providers) {
-      providersFile = await Deno.makeTempFile({ suffix: ".json" });
-      await Deno.writeTextFile(providersFile, JSON.stringify(opts.providers));
-    }
-    const cfg = parseConfig({
-      PORT: "0",
-      LOG_LEVEL: "error",
-      KEY_CACHE_TTL_MS: "0",
-      PROVIDERS_FILE: providersFile,
-      ...opts.config,
-    });
+    const made = await testConfig(opts.providers, opts.config);
+    providersFile = made.providersFile;
+    const cfg = made.cfg;
     if (opts.databaseUrl) store = await openStore({ databaseUrl: opts.databaseUrl });
     else {
       const stores = await testStores();

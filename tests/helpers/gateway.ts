@@ -3,7 +3,7 @@
  * another (Deno.serve, real HTTP), a fresh store (PGlite in memory, or a scratch PostgreSQL
  * database when DATABASE_URL is set) and an account with a key.
  */
-import { parseConfig } from "../../src/config.ts";
+import { type Config, parseConfig } from "../../src/config.ts";
 import { buildGateway, type Gateway } from "../../src/server.ts";
 import { type MockServer, startMock } from "../../src/providers/mock/server.ts";
 import { rubToNano } from "../../src/billing/money.ts";
@@ -42,30 +42,50 @@ export interface GatewayOptions {
   quota?: "memory" | "store";
 }
 
-export async function startGateway(opts: GatewayOptions = {}): Promise<TestGateway> {
-  const mock = startMock({ port: 0, hostname: "127.0.0.1" });
+/** Provider keys and base URLs pointing every bundled provider at the mock. */
+export function mockEnv(
+  mockUrl: string,
+  extra: Record<string, string> = {},
+  without: string[] = [],
+): Record<string, string> {
   const env: Record<string, string> = {
     OPENAI_API_KEY: "mock-openai-key",
-    OPENAI_BASE_URL: `${mock.url}/v1`,
+    OPENAI_BASE_URL: `${mockUrl}/v1`,
     ANTHROPIC_API_KEY: "mock-anthropic-key",
-    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_BASE_URL: mockUrl,
     OPENROUTER_API_KEY: "mock-openrouter-key",
-    OPENROUTER_BASE_URL: `${mock.url}/v1`,
-    MOCK_URL: mock.url,
+    OPENROUTER_BASE_URL: `${mockUrl}/v1`,
+    MOCK_URL: mockUrl,
+    ...extra,
   };
-  for (const k of opts.withoutKeys ?? []) delete env[k];
+  for (const k of without) delete env[k];
+  return env;
+}
+
+/** The gateway config of a test: free port, quiet, no key cache; a providers file if given. */
+export async function testConfig(
+  providers?: unknown,
+  config?: Record<string, string>,
+): Promise<{ cfg: Config; providersFile?: string }> {
   let providersFile: string | undefined;
-  if (opts.providers) {
+  if (providers) {
     providersFile = await Deno.makeTempFile({ suffix: ".json" });
-    await Deno.writeTextFile(providersFile, JSON.stringify(opts.providers));
+    await Deno.writeTextFile(providersFile, JSON.stringify(providers));
   }
   const cfg = parseConfig({
     PORT: "0",
     LOG_LEVEL: "error",
     KEY_CACHE_TTL_MS: "0",
     PROVIDERS_FILE: providersFile,
-    ...opts.config,
+    ...config,
   });
+  return { cfg, providersFile };
+}
+
+export async function startGateway(opts: GatewayOptions = {}): Promise<TestGateway> {
+  const mock = startMock({ port: 0, hostname: "127.0.0.1" });
+  const env = mockEnv(mock.url, {}, opts.withoutKeys);
+  const { cfg, providersFile } = await testConfig(opts.providers, opts.config);
   const [, pg] = await testStores();
   const store = await (pg ?? (await testStores())[0]).open();
   const gw = await buildGateway(cfg, {

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_CHAT } from "../helpers/providers.ts";
+import { parseSse as parseSseText } from "../helpers/sse.ts";
 
 type Obj = Record<string, unknown>;
 type Upstream = "chat" | "anthropic";
@@ -114,17 +115,7 @@ interface Sse {
 }
 
 function parseSse(text: string): Sse[] {
-  const out: Sse[] = [];
-  for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith("event:")) event = line.slice(6).trim();
-      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-    }
-    if (data.length > 0) out.push({ event, data: JSON.parse(data.join("\n")) });
-  }
-  return out;
+  return parseSseText(text).map(({ event, data }) => ({ event, data: JSON.parse(data) }));
 }
 
 /**

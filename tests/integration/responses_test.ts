@@ -8,6 +8,7 @@ import OpenAI from "openai";
 import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_CHAT } from "../helpers/providers.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
+import { parseSse } from "../helpers/sse.ts";
 
 type Upstream = "responses" | "chat" | "anthropic";
 const UPSTREAMS: Upstream[] = ["responses", "chat", "anthropic"];
@@ -48,25 +49,6 @@ async function withGateway(
   } finally {
     await g.close();
   }
-}
-
-interface Sse {
-  event?: string;
-  data: string;
-}
-
-function parseSse(text: string): Sse[] {
-  const out: Sse[] = [];
-  for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith("event:")) event = line.slice(6).trim();
-      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-    }
-    if (event !== undefined || data.length > 0) out.push({ event, data: data.join("\n") });
-  }
-  return out;
 }
 
 function post(g: TestGateway, body: unknown, key = g.key) {

@@ -67,11 +67,17 @@ const openaiResponses: UpstreamProtocol = {
   decodeError: responses.decodeResponsesError,
 };
 
-/** Only the text protocols are listed; embeddings and images have their own endpoints. */
-export const PROTOCOL: Record<Protocol, UpstreamProtocol> = {
+export type TextProtocol = "openai-chat" | "anthropic-messages" | "openai-responses";
+
+/** The text protocols; embeddings and images have their own endpoints (src/endpoints/). */
+export const PROTOCOL: Record<TextProtocol, UpstreamProtocol> = {
   "openai-chat": openaiChat,
   "anthropic-messages": anthropicMessages,
   "openai-responses": openaiResponses,
-  "openai-embeddings": openaiChat,
-  "openai-images": openaiChat,
 };
+
+/** The text protocol a candidate speaks; routing offers text endpoints nothing else. */
+export function textProtocol(p: Protocol): UpstreamProtocol {
+  if (p in PROTOCOL) return PROTOCOL[p as TextProtocol];
+  throw new Error(`${p} is not a text protocol`);
+}
