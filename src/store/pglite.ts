@@ -35,8 +35,24 @@ export async function openPglite(
     loadDataDir: opts.from,
     parsers: { [INT8]: keepText, [NUMERIC]: keepText },
   });
+  const prepared = new Set<string>();
   return {
     ...wrap(pg),
+    async trustedBatch<T>(name: string, sql: string, arg: string) {
+      if (!/^[a-z_]+$/.test(name)) throw new Error(`bad statement name ${name}`);
+      if (!prepared.has(name)) {
+        await pg.exec(`PREPARE ${name}(text) AS ${sql}`);
+        prepared.add(name);
+      }
+      // EXECUTE takes no bind parameters, so the argument travels as a literal (standard
+      // strings: only the quote is special). The two statements are one implicit
+      // transaction, so SET LOCAL ends with it, and an error rolls both back.
+      const literal = "'" + arg.replaceAll("'", "''") + "'";
+      const results = await pg.exec(
+        `SET LOCAL session_replication_role = replica; EXECUTE ${name}(${literal})`,
+      );
+      return (results[1]?.rows ?? []) as T[];
+    },
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     close: () => pg.close(),
     dump: () => pg.dumpDataDir("none"),

@@ -51,6 +51,45 @@ function aliased(cols: string, table: string): string {
 
 type Row = Record<string, unknown>;
 
+/**
+ * Settled generations in one statement (embedded wallet batches): each row inserted already
+ * settled, with its debit, ledger entry and key spend. `$1` is a JSON array of rows.
+ */
+const RECORD_SETTLED = `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
+           id text, account_id text, key_id text, endpoint text, model text, stream boolean,
+           status text, hold bigint, cost bigint, cost_details jsonb, provider text,
+           upstream_model text, finish_reason text, input_tokens integer, output_tokens integer,
+           cache_read_tokens integer, cache_write_tokens integer, reasoning_tokens integer,
+           usage_source text, latency_ms integer, ttft_ms integer, error text,
+           created timestamptz, ledger_id text)
+       ), g AS (
+         INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status, hold,
+           cost, cost_details, provider, upstream_model, finish_reason, input_tokens,
+           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source,
+           latency_ms, ttft_ms, error, created, finished)
+         SELECT id, account_id, key_id, endpoint, model, stream, status, hold, cost,
+           cost_details, provider, upstream_model, finish_reason, input_tokens, output_tokens,
+           cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source, latency_ms,
+           ttft_ms, error, created, clock_timestamp()
+         FROM input
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id, account_id, key_id, cost
+       ), a AS (
+         UPDATE accounts SET balance = accounts.balance - t.total
+         FROM (SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id) t
+         WHERE accounts.id = t.account_id
+       ), l AS (
+         INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
+         SELECT i.ledger_id, g.account_id, -g.cost, 'debit', g.id, clock_timestamp()
+         FROM g JOIN input i ON i.id = g.id WHERE g.cost > 0
+       ), k AS (
+         UPDATE api_keys SET spent = api_keys.spent + t.total
+         FROM (SELECT key_id, sum(cost) AS total FROM g WHERE cost > 0 GROUP BY key_id) t
+         WHERE api_keys.id = t.key_id
+       )
+       SELECT id FROM g`;
+
 export class SqlStore implements Store {
   readonly #db: Db;
 
@@ -389,43 +428,10 @@ export class SqlStore implements Store {
         ledger_id: newId("led"),
       };
     });
-    const inserted = await this.#db.query<{ id: string }>(
-      `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
-           id text, account_id text, key_id text, endpoint text, model text, stream boolean,
-           status text, hold bigint, cost bigint, cost_details jsonb, provider text,
-           upstream_model text, finish_reason text, input_tokens integer, output_tokens integer,
-           cache_read_tokens integer, cache_write_tokens integer, reasoning_tokens integer,
-           usage_source text, latency_ms integer, ttft_ms integer, error text,
-           created timestamptz, ledger_id text)
-       ), g AS (
-         INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status, hold,
-           cost, cost_details, provider, upstream_model, finish_reason, input_tokens,
-           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source,
-           latency_ms, ttft_ms, error, created, finished)
-         SELECT id, account_id, key_id, endpoint, model, stream, status, hold, cost,
-           cost_details, provider, upstream_model, finish_reason, input_tokens, output_tokens,
-           cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source, latency_ms,
-           ttft_ms, error, created, clock_timestamp()
-         FROM input
-         ON CONFLICT (id) DO NOTHING
-         RETURNING id, account_id, key_id, cost
-       ), a AS (
-         UPDATE accounts SET balance = accounts.balance - t.total
-         FROM (SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id) t
-         WHERE accounts.id = t.account_id
-       ), l AS (
-         INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
-         SELECT i.ledger_id, g.account_id, -g.cost, 'debit', g.id, clock_timestamp()
-         FROM g JOIN input i ON i.id = g.id WHERE g.cost > 0
-       ), k AS (
-         UPDATE api_keys SET spent = api_keys.spent + t.total
-         FROM (SELECT key_id, sum(cost) AS total FROM g WHERE cost > 0 GROUP BY key_id) t
-         WHERE api_keys.id = t.key_id
-       )
-       SELECT id FROM g`,
-      [JSON.stringify(rows)],
-    );
+    const json = JSON.stringify(rows);
+    const inserted = this.#db.trustedBatch
+      ? await this.#db.trustedBatch<{ id: string }>("record_settled", RECORD_SETTLED, json)
+      : await this.#db.query<{ id: string }>(RECORD_SETTLED, [json]);
     return inserted.map((r) => r.id);
   }
 
