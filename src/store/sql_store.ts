@@ -297,7 +297,7 @@ export class SqlStore implements Store {
       `WITH l AS (
          INSERT INTO ledger (id, account_id, amount, kind, idempotency_key, created)
          VALUES ($1, $2, $3::bigint, 'topup', $4, clock_timestamp())
-         ON CONFLICT (idempotency_key) DO NOTHING
+         ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING ${LEDGER_COLS}
        ), a AS (
          UPDATE accounts SET balance = accounts.balance + l.amount

@@ -77,7 +77,10 @@ for (const { name, open: openStore } of await testStores()) {
     await store.migrate();
     assert.deepEqual(await store.schemaSnapshot(), before);
     const { migrations } = before as { migrations: unknown[] };
-    assert.deepEqual(migrations, [{ version: 1, name: "001_init" }]);
+    assert.deepEqual(migrations, [
+      { version: 1, name: "001_init" },
+      { version: 2, name: "002_lean_indexes" },
+    ]);
   });
 
   test("account bigints are exact beyond 2^53", async (store) => {

@@ -5,6 +5,7 @@
  * `002_x.ts` the same way, append it here. Never edit an applied migration.
  */
 import init from "./001_init.ts";
+import leanIndexes from "./002_lean_indexes.ts";
 
 export interface Migration {
   version: number;
@@ -14,4 +15,5 @@ export interface Migration {
 
 export const migrations: readonly Migration[] = [
   { version: 1, name: "001_init", sql: init },
+  { version: 2, name: "002_lean_indexes", sql: leanIndexes },
 ];
