@@ -36,6 +36,7 @@ import { type Hold, reserve, textHold } from "./quota.ts";
 import { recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
+import { chunkReader } from "./chunk_reader.ts";
 import { peekEventsMax } from "../lib/bounds.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
@@ -319,7 +320,7 @@ async function startStream(
     encoder: pass ? undefined : call.format.createEncoder(ctx),
     pass: pass ? call.format.createPassThrough(ctx) : undefined,
   }, meter);
-  const reader = response.body!.getReader();
+  const reader = chunkReader(response.body!);
   let initial = "";
   // Until the first token, the first-byte deadline still runs (headers alone are no answer),
   // and a client that leaves cancels the upstream.

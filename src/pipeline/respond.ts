@@ -1,4 +1,5 @@
 import { GatewayError } from "../http/gateway_error.ts";
+import type { ChunkSource } from "./chunk_reader.ts";
 import type { Tracker } from "../lib/tracker.ts";
 import { type IdleHandle, watchIdle } from "./idle_watch.ts";
 import type { Meter } from "./meter.ts";
@@ -23,7 +24,7 @@ export function endOpenStreams(): void {
 }
 
 export function streamToClient(o: {
-  reader: ReadableStreamDefaultReader<Uint8Array>;
+  reader: ChunkSource;
   stage: StreamStage;
   meter: Meter;
   abort: AbortController;
@@ -117,7 +118,7 @@ export function streamToClient(o: {
 /** Policy `drain`: keep reading the upstream (output discarded) until its usage or the deadline. */
 async function drain(
   o: {
-    reader: ReadableStreamDefaultReader<Uint8Array>;
+    reader: ChunkSource;
     stage: StreamStage;
     abort: AbortController;
     drainMs: number;
