@@ -12,8 +12,8 @@ const flushAtRows = 500;
  * Generations per statement. PGlite runs on the gateway's own thread, so a statement stalls
  * every request in flight for its whole length (~1 ms, plus ~0.1–0.2 ms a row): the rows
  * gathered are written in statements of at most this many, with a turn of the event loop
- * between them. Measured against 16: the same stalls at one request at a time, and a quarter
- * more requests per second at 32.
+ * between them. Against 16 it gave a quarter more requests per second at 32 concurrent; the
+ * price is longer stalls when a flush holds many rows (see the benchmark's c=1 p99).
  */
 const rowsPerStatement = 64;
 /** Between retries while the store refuses a batch. */

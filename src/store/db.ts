@@ -19,7 +19,7 @@ export interface Db {
    * statement, planned once per session, with the foreign-key triggers off for that one
    * statement. Only for a statement whose every reference the caller guarantees: the batch
    * writer of settled generations, whose account, key and generation ids it has just read
-   * or written itself. Per row, those triggers were half the cost of the batch.
+   * or written itself. Per row, those triggers were about a third of the batch's execution.
    */
   trustedBatch?<T>(name: string, sql: string, arg: string): Promise<T[]>;
 }
