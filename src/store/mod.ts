@@ -1,6 +1,7 @@
 /**
  * The store's public face: `openStore` picks the driver (PostgreSQL when a URL is given,
- * else embedded PGlite under `DATA_DIR/pg`, or in memory for tests) and migrates.
+ * else embedded PGlite under `DATA_DIR/pg`, or in memory for tests) and migrates. PGlite runs
+ * on a thread of its own (src/store/pglite_thread.ts), off the thread that serves requests.
  */
 import type { Store } from "./store.ts";
 import { SqlStore } from "./sql_store.ts";
@@ -25,7 +26,7 @@ export async function openStore(cfg: StoreOptions): Promise<Store> {
   // Each driver is loaded only when used: a PostgreSQL deployment never loads PGlite's WASM.
   const db = cfg.databaseUrl
     ? await (await import("./postgres.ts")).openPostgres(cfg.databaseUrl)
-    : await (await import("./pglite.ts")).openPglite(
+    : await (await import("./pglite_thread.ts")).openPgliteThread(
       cfg.memory ? undefined : cfg.dataDir ?? "./data",
     );
   const store = new SqlStore(db);

@@ -11,6 +11,7 @@ import postgres from "postgres";
 import type { Store } from "../../src/store/store.ts";
 import { SqlStore } from "../../src/store/sql_store.ts";
 import { openPglite } from "../../src/store/pglite.ts";
+import { openPgliteThread } from "../../src/store/pglite_thread.ts";
 import { openStore } from "../../src/store/mod.ts";
 import { randomBase62 } from "../../src/store/ids.ts";
 
@@ -45,8 +46,9 @@ function pgliteTemplate(): Promise<Blob> {
   return template;
 }
 
+/** On its own thread, as the gateway runs it. */
 async function openMemory(): Promise<Store> {
-  const db = await openPglite(undefined, { from: await pgliteTemplate() });
+  const db = await openPgliteThread(undefined, { from: await pgliteTemplate() });
   const store = new SqlStore(db);
   await store.migrate();
   return store;
