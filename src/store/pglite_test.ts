@@ -13,7 +13,7 @@ const SQL = `INSERT INTO child (id, parent_id) SELECT x.id, x.parent_id
   FROM json_to_recordset($1::text::json) AS x(id text, parent_id text) RETURNING id`;
 
 for (const [driver, openDb] of drivers) {
-  async function withDb(fn: (db: PgliteDb) => Promise<void>) {
+  const withDb = async (fn: (db: PgliteDb) => Promise<void>) => {
     const db = await openDb(undefined);
     try {
       await db.exec(`CREATE TABLE parent (id text PRIMARY KEY);
@@ -23,7 +23,7 @@ for (const [driver, openDb] of drivers) {
     } finally {
       await db.close();
     }
-  }
+  };
 
   Deno.test(`${driver} trustedBatch: runs prepared, returns rows, quotes its argument`, async () => {
     await withDb(async (db) => {
