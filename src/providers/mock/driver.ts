@@ -106,9 +106,7 @@ async function playWhole(
     ? 0
     : plan.firstMs + plan.everyMs * Math.max(0, plan.contentCount - 1);
   if (wait > 0) {
-    // The only way to see a client leave before the status line. Read only when waiting:
-    // Deno 2.9 prints a one-time notice about its legacy request.signal semantics when a
-    // request whose signal was read completes; both semantics abort on disconnect.
+    // The only way to see a client leave before the status line.
     const sig = signal();
     const sleeper = new Sleeper();
     const active = { abort: () => sleeper.wake() };
