@@ -2,18 +2,15 @@ import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import type { Quota } from "./quota.ts";
 
 /**
- * Settlements are gathered this long before they are written. A crash loses at most this
- * much of settlements, which then bill nothing.
+ * Settlements are gathered this long before they are written (or until a statement's worth
+ * waits). A crash loses what was gathered and not yet written, which then bills nothing:
+ * about this long's worth, plus a write in flight.
  */
 const flushDelayMs = 25;
-/** Settlements waiting that make the write start at once. */
-const flushAtRows = 500;
 /**
- * Generations per statement. PGlite runs on the gateway's own thread, so a statement stalls
- * every request in flight for its whole length (~1 ms, plus ~0.1–0.2 ms a row): the rows
- * gathered are written in statements of at most this many, with a turn of the event loop
- * between them. Against 16 it gave a quarter more requests per second at 32 concurrent; the
- * price is longer stalls when a flush holds many rows (see the benchmark's c=1 p99).
+ * Generations per statement. A statement costs ~1.3 ms however small, plus ~0.1 ms a row
+ * (embedded PGlite), so rows are gathered, not written one by one; a backlog is written in
+ * statements of at most this many, with a turn of the event loop between them.
  */
 const rowsPerStatement = 64;
 /** Between retries while the store refuses a batch. */
@@ -98,7 +95,7 @@ export class MemoryQuota implements Quota {
     k.pending += s.cost;
     return new Promise((done) => {
       this.#queue.push({ open: g, created: open.created, settlement: s, done });
-      this.#schedule(this.#queue.length >= flushAtRows ? 0 : flushDelayMs);
+      this.#schedule(this.#queue.length >= rowsPerStatement ? 0 : flushDelayMs);
     });
   }
 
@@ -117,7 +114,11 @@ export class MemoryQuota implements Quota {
   }
 
   #schedule(ms: number) {
-    if (this.#timer !== undefined || this.#writing) return;
+    if (this.#writing) return;
+    if (this.#timer !== undefined) {
+      if (ms > 0) return;
+      clearTimeout(this.#timer);
+    }
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#write();
@@ -161,7 +162,12 @@ export class MemoryQuota implements Quota {
       }
     }).finally(() => {
       this.#writing = undefined;
-      if (this.#queue.length > 0) this.#schedule(0);
+      // A full statement's worth is written at once. Fewer rows are gathered again: the
+      // store runs on its own thread, so settlements keep arriving while a batch is written,
+      // and writing those few at once would make a statement of a handful of rows each time
+      // (at one request in flight, a third of a millisecond of the store's CPU per request).
+      const n = this.#queue.length;
+      if (n > 0) this.#schedule(n >= rowsPerStatement ? 0 : flushDelayMs);
     });
     return this.#writing;
   }

@@ -170,4 +170,46 @@ for (const { name, open: openStore } of await testStores()) {
       await store.close();
     }
   });
+
+  Deno.test(`${name}: wallet gathers settlements that arrive while a batch is written`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 10n ** 12n);
+      const statements: number[] = [];
+      // The store on its own thread: settlements keep arriving while a statement runs.
+      const slow = new Proxy(store, {
+        get(target, prop) {
+          if (prop === "recordSettled") {
+            return async (items: Parameters<Store["recordSettled"]>[0]) => {
+              statements.push(items.length);
+              await new Promise((r) => setTimeout(r, 10));
+              return target.recordSettled(items);
+            };
+          }
+          const v = Reflect.get(target, prop, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const q = new MemoryQuota(slow);
+      const settled: Promise<boolean>[] = [];
+      const started = performance.now();
+      for (let i = 0; i < 100; i++) {
+        assert.equal(await q.reserve(open(`gen_t${i}`, 1_000n)), true);
+        settled.push(q.settle(settlement(`gen_t${i}`, 10n)));
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      const elapsed = performance.now() - started;
+      assert.ok((await Promise.all(settled)).every(Boolean));
+      assert.equal(statements.reduce((a, b) => a + b, 0), 100);
+      // One statement per gathering window (25 ms), not one per write's worth of arrivals
+      // (every ~10 ms here, a handful of rows each).
+      assert.ok(
+        statements.length <= Math.ceil(elapsed / 25) + 1,
+        `${statements.length} statements in ${elapsed.toFixed(0)} ms: ${statements}`,
+      );
+      assert.equal(await ledgerSum(store, account.id), 10n ** 12n - 1_000n);
+    } finally {
+      await store.close();
+    }
+  });
 }
