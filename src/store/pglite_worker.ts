@@ -30,7 +30,11 @@ function begin(id: number, on: PgliteDb): Promise<void> {
     });
     outcomes.set(id, outcome);
     outcome.catch((e) => {
-      if (!open.has(id)) failed(e);
+      // Failed before its body ran (BEGIN refused): nothing will end it.
+      if (!open.has(id)) {
+        outcomes.delete(id);
+        failed(e);
+      }
     });
   });
 }
