@@ -15,6 +15,12 @@ const flushDelayMs = 25;
 const rowsPerStatement = 64;
 /** Between retries while the store refuses a batch. */
 const retryMs = 1_000;
+/**
+ * Settlements not yet written past which new requests wait for the store (or, while it
+ * refuses writes, are turned away): the store thread must keep up with the requests it
+ * bills, and what a crash can lose stays bounded. ~8 statements, about 60 ms of writing.
+ */
+const backlogRows = 512;
 
 /** Figures of one account (or key): as stored, plus what this process has not written yet. */
 interface Figures {
@@ -58,10 +64,24 @@ export class MemoryQuota implements Quota {
   #writing: Promise<void> | undefined;
   #lane: Promise<unknown> = Promise.resolve();
   #epoch = 0;
+  /** Rows of the batch being written (or retried). */
+  #inFlight = 0;
+  /** The last write was refused; cleared by the next that lands. */
+  #failing = false;
+  /** Woken after every write attempt, landed or refused. */
+  #attempted: (() => void)[] = [];
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly backlog = backlogRows,
+  ) {}
 
   async reserve(g: GenerationOpen): Promise<boolean> {
+    while (this.#queue.length + this.#inFlight >= this.backlog) {
+      if (this.#failing) throw new Error("the store is refusing settlements; backlog full");
+      if (!this.#writing) this.#write();
+      await new Promise<void>((r) => this.#attempted.push(r));
+    }
     let a = this.#accounts.get(g.accountId);
     if (!a || a.epoch !== this.#epoch || !a.keys.has(g.keyId)) {
       a = await this.#load(g.accountId, g.keyId);
@@ -113,6 +133,10 @@ export class MemoryQuota implements Quota {
     return p;
   }
 
+  #wake() {
+    for (const wake of this.#attempted.splice(0)) wake();
+  }
+
   #schedule(ms: number) {
     if (this.#writing) return;
     if (this.#timer !== undefined) {
@@ -133,6 +157,7 @@ export class MemoryQuota implements Quota {
     }
     const batch = this.#queue.splice(0, rowsPerStatement);
     if (batch.length === 0) return Promise.resolve();
+    this.#inFlight = batch.length;
     this.#writing = this.#serial(async () => {
       for (;;) {
         let inserted: Set<string>;
@@ -140,9 +165,13 @@ export class MemoryQuota implements Quota {
           inserted = new Set(await this.store.recordSettled(batch));
         } catch {
           // The store is down: the batch waits, its costs still counted as pending.
+          this.#failing = true;
+          this.#wake();
           await new Promise((r) => setTimeout(r, retryMs));
           continue;
         }
+        this.#failing = false;
+        this.#inFlight = 0;
         for (const q of batch) {
           const a = this.#accounts.get(q.open.accountId);
           const k = a?.keys.get(q.open.keyId);
@@ -158,6 +187,7 @@ export class MemoryQuota implements Quota {
           }
           q.done(applied);
         }
+        this.#wake();
         return;
       }
     }).finally(() => {

@@ -212,4 +212,55 @@ for (const { name, open: openStore } of await testStores()) {
       await store.close();
     }
   });
+
+  Deno.test(`${name}: wallet: past the backlog, new requests wait for the store, or are turned away while it refuses`, async () => {
+    const store = await openStore();
+    try {
+      const { open } = await setup(store, 10n ** 12n);
+      let refuse = false;
+      let landed = 0;
+      const gated = new Proxy(store, {
+        get(target, prop) {
+          if (prop === "recordSettled") {
+            return async (items: Parameters<Store["recordSettled"]>[0]) => {
+              await new Promise((r) => setTimeout(r, 30));
+              if (refuse) throw new Error("store down");
+              const ids = await target.recordSettled(items);
+              landed++;
+              return ids;
+            };
+          }
+          const v = Reflect.get(target, prop, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const q = new MemoryQuota(gated, 4);
+      const fill = async (from: number) => {
+        const settled: Promise<boolean>[] = [];
+        for (let i = from; i < from + 4; i++) {
+          assert.equal(await q.reserve(open(`gen_b${i}`, 1_000n)), true);
+          settled.push(q.settle(settlement(`gen_b${i}`, 10n)));
+        }
+        return settled;
+      };
+      // Four settlements wait: the fifth request is admitted only once a write has landed.
+      const first = await fill(0);
+      assert.equal(await q.reserve(open("gen_b4", 1_000n)), true);
+      assert.equal(landed, 1);
+      assert.ok((await Promise.all(first)).every(Boolean));
+      await q.settle(settlement("gen_b4", 10n));
+
+      // The store refuses: once a write has failed, a request past the backlog gets an error
+      // (the pipeline answers 503) instead of waiting for the outage to end.
+      refuse = true;
+      const second = await fill(10);
+      await assert.rejects(q.reserve(open("gen_b20", 1_000n)), /refusing settlements/);
+      refuse = false;
+      // The retry lands those four, and requests are admitted again.
+      assert.ok((await Promise.all(second)).every(Boolean));
+      assert.equal(await q.reserve(open("gen_b21", 1_000n)), true);
+    } finally {
+      await store.close();
+    }
+  });
 }
