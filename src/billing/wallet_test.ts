@@ -40,6 +40,21 @@ async function setup(store: Store, balance: bigint) {
   return { account, key, open };
 }
 
+/** The store, with `recordSettled` replaced by `wrap` of the real one. */
+function withRecordSettled(
+  store: Store,
+  wrap: (real: Store["recordSettled"]) => Store["recordSettled"],
+): Store {
+  const replaced = wrap(store.recordSettled.bind(store));
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === "recordSettled") return replaced;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
 async function ledgerSum(store: Store, accountId: string) {
   return (await store.listLedger(accountId)).reduce((s, e) => s + e.amount, 0n);
 }
@@ -146,18 +161,11 @@ for (const { name, open: openStore } of await testStores()) {
     try {
       const { account, open } = await setup(store, 10_000n);
       let refusals = 1;
-      const flaky = new Proxy(store, {
-        get(target, prop) {
-          if (prop === "recordSettled") {
-            return (items: Parameters<Store["recordSettled"]>[0]) =>
-              refusals-- > 0
-                ? Promise.reject(new Error("store down"))
-                : target.recordSettled(items);
-          }
-          const v = Reflect.get(target, prop, target);
-          return typeof v === "function" ? v.bind(target) : v;
-        },
-      });
+      const flaky = withRecordSettled(
+        store,
+        (real) => (items: Parameters<Store["recordSettled"]>[0]) =>
+          refusals-- > 0 ? Promise.reject(new Error("store down")) : real(items),
+      );
       const q = new MemoryQuota(flaky);
       assert.equal(await q.reserve(open("gen_r1", 1_000n)), true);
       // While the write waits, the cost counts against the balance already.
@@ -177,19 +185,14 @@ for (const { name, open: openStore } of await testStores()) {
       const { account, open } = await setup(store, 10n ** 12n);
       const statements: number[] = [];
       // The store on its own thread: settlements keep arriving while a statement runs.
-      const slow = new Proxy(store, {
-        get(target, prop) {
-          if (prop === "recordSettled") {
-            return async (items: Parameters<Store["recordSettled"]>[0]) => {
-              statements.push(items.length);
-              await new Promise((r) => setTimeout(r, 10));
-              return target.recordSettled(items);
-            };
-          }
-          const v = Reflect.get(target, prop, target);
-          return typeof v === "function" ? v.bind(target) : v;
+      const slow = withRecordSettled(
+        store,
+        (real) => async (items: Parameters<Store["recordSettled"]>[0]) => {
+          statements.push(items.length);
+          await new Promise((r) => setTimeout(r, 10));
+          return real(items);
         },
-      });
+      );
       const q = new MemoryQuota(slow);
       const settled: Promise<boolean>[] = [];
       const started = performance.now();
@@ -219,21 +222,16 @@ for (const { name, open: openStore } of await testStores()) {
       const { open } = await setup(store, 10n ** 12n);
       let refuse = false;
       let landed = 0;
-      const gated = new Proxy(store, {
-        get(target, prop) {
-          if (prop === "recordSettled") {
-            return async (items: Parameters<Store["recordSettled"]>[0]) => {
-              await new Promise((r) => setTimeout(r, 30));
-              if (refuse) throw new Error("store down");
-              const ids = await target.recordSettled(items);
-              landed++;
-              return ids;
-            };
-          }
-          const v = Reflect.get(target, prop, target);
-          return typeof v === "function" ? v.bind(target) : v;
+      const gated = withRecordSettled(
+        store,
+        (real) => async (items: Parameters<Store["recordSettled"]>[0]) => {
+          await new Promise((r) => setTimeout(r, 30));
+          if (refuse) throw new Error("store down");
+          const ids = await real(items);
+          landed++;
+          return ids;
         },
-      });
+      );
       const q = new MemoryQuota(gated, 4);
       const fill = async (from: number) => {
         const settled: Promise<boolean>[] = [];
