@@ -28,3 +28,19 @@ export interface Db {
 export function param(v: unknown): unknown {
   return typeof v === "bigint" ? v.toString() : v;
 }
+
+/**
+ * A `Db` over `query`/`exec` alone: a transaction's handle, or the base a driver spreads its
+ * own `transaction` and `close` over. Transactions do not nest, and only the database closes.
+ */
+export function statementsOnly(s: Pick<Db, "query" | "exec">): Db {
+  return {
+    ...s,
+    transaction() {
+      throw new Error("nested transactions are not supported");
+    },
+    close() {
+      throw new Error("close the database, not a transaction");
+    },
+  };
+}

@@ -5,7 +5,7 @@
  * trivially serial.
  */
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { type Db, param } from "./db.ts";
+import { type Db, param, statementsOnly } from "./db.ts";
 
 /** PostgreSQL type oids whose text form we keep (the default parsers lose precision). */
 const INT8 = 20;
@@ -60,18 +60,12 @@ export async function openPglite(
 }
 
 function wrap(q: PGlite | Transaction): Db {
-  return {
+  return statementsOnly({
     async query<T>(sql: string, params: unknown[] = []) {
       return (await q.query<T>(sql, params.map(param))).rows;
     },
     async exec(sql: string) {
       await q.exec(sql);
     },
-    transaction() {
-      throw new Error("nested transactions are not supported");
-    },
-    close() {
-      throw new Error("close the database, not a transaction");
-    },
-  };
+  });
 }

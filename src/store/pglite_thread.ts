@@ -1,16 +1,15 @@
 /**
  * The embedded driver on a thread of its own. PGlite is PostgreSQL compiled to WASM, and each
  * statement runs synchronously on the thread that calls it: on the gateway's thread, a batch
- * of settlements held every request in flight for its whole length (the benchmark's c=1 p99
- * was 18 ms against 0.5 ms at p50). Here PGlite lives in a Worker; the operating system
- * time-slices the two threads, so a request that arrives mid-batch is served at once.
+ * of settlements held every request in flight for its whole length. Here PGlite lives in a
+ * Worker, so the request thread does none of its work: with a core to spare the two run in
+ * parallel, and on one core the operating system time-slices them.
  *
  * Same `Db` contract as `openPglite`: the worker runs that very driver, and this side only
  * forwards calls. A transaction's statements carry its id, and PGlite's own lock keeps every
  * other statement out until it ends, exactly as in-thread.
  */
-import type { Db } from "./db.ts";
-import { param } from "./db.ts";
+import { type Db, param, statementsOnly } from "./db.ts";
 import type { PgliteDb } from "./pglite.ts";
 
 /** What this side asks of the worker. `tx` routes a statement into an open transaction. */
@@ -114,15 +113,7 @@ export async function openPgliteThread(
       await call({ op: "begin", tx });
       let result: T;
       try {
-        result = await fn({
-          ...statements(tx),
-          transaction() {
-            throw new Error("nested transactions are not supported");
-          },
-          close() {
-            throw new Error("close the database, not a transaction");
-          },
-        });
+        result = await fn(statementsOnly(statements(tx)));
       } catch (e) {
         await call({ op: "end", tx, commit: false }).catch(() => {});
         throw e;

@@ -3,7 +3,7 @@
  * run on every request); `int8`/`numeric` come back as strings, postgres.js's default.
  */
 import postgres from "postgres";
-import { type Db, param } from "./db.ts";
+import { type Db, param, statementsOnly } from "./db.ts";
 
 /** Connections per instance: enough for concurrent holds and settlements, small enough that
  * many instances fit under PostgreSQL's default max_connections (100). */
@@ -34,7 +34,7 @@ export function openPostgres(url: string): Promise<Db> {
 }
 
 function wrap(sql: Sql): Db {
-  return {
+  return statementsOnly({
     async query<T>(text: string, params: unknown[] = []) {
       const rows = await sql.unsafe(text, params.map(param) as postgres.ParameterOrJSON<never>[]);
       // A plain array: postgres.js's Result subclass carries extra fields.
@@ -43,11 +43,5 @@ function wrap(sql: Sql): Db {
     async exec(text: string) {
       await sql.unsafe(text).simple();
     },
-    transaction() {
-      throw new Error("nested transactions are not supported");
-    },
-    close() {
-      throw new Error("close the database, not a transaction");
-    },
-  };
+  });
 }
