@@ -8,6 +8,7 @@ import {
   mulInt,
   nanoToRub,
   parseDec,
+  pow10,
   roundNano,
   ZERO,
 } from "./money.ts";
@@ -123,8 +124,8 @@ export function computeCost(
     if (scale) {
       // Display-only proportional split; the debit above is exact.
       const [num, den] = scale;
-      const n = rubNano * num.n * 10n ** BigInt(den.scale);
-      const d = den.n * 10n ** BigInt(num.scale);
+      const n = rubNano * num.n * pow10(den.scale);
+      const d = den.n * pow10(num.scale);
       rubNano = d === 0n ? 0n : (n + d / 2n) / d;
     }
     if (rubNano !== 0n || ALWAYS.has(k)) details[k] = nanoToRub(rubNano);
@@ -146,8 +147,8 @@ export function estimateHold(
 ): bigint {
   const completion = price(prices, "completion");
   const reasoning = price(prices, "internal_reasoning");
-  const outPrice = completion.n * 10n ** BigInt(reasoning.scale) >=
-      reasoning.n * 10n ** BigInt(completion.scale)
+  const outPrice = completion.n * pow10(reasoning.scale) >=
+      reasoning.n * pow10(completion.scale)
     ? completion
     : reasoning;
   const usd = add(

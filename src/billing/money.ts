@@ -13,6 +13,17 @@ export interface Dec {
 
 export const ZERO: Dec = { n: 0n, scale: 0 };
 
+/**
+ * Powers of ten by exponent: a BigInt exponentiation is dear, and every cost and hold (on
+ * every request) takes several.
+ */
+const POW10: bigint[] = Array.from({ length: 64 }, (_, k) => 10n ** BigInt(k));
+
+/** 10^k as a bigint (k ≥ 0). */
+export function pow10(k: number): bigint {
+  return POW10[k] ?? 10n ** BigInt(k);
+}
+
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
 /** Parses "0.0000025", "12", "1e-6"; throws on anything else (NaN, "", "abc"). */
@@ -24,7 +35,7 @@ export function parseDec(text: string | number): Dec {
   let n = BigInt((int || "0") + frac);
   let scale = frac.length - Number(exp);
   if (scale < 0) {
-    n *= 10n ** BigInt(-scale);
+    n *= pow10(-scale);
     scale = 0;
   }
   return { n: sign === "-" ? -n : n, scale };
@@ -37,7 +48,7 @@ function numberToPlain(x: number): string {
 
 function align(a: Dec, b: Dec): [bigint, bigint, number] {
   const scale = Math.max(a.scale, b.scale);
-  return [a.n * 10n ** BigInt(scale - a.scale), b.n * 10n ** BigInt(scale - b.scale), scale];
+  return [a.n * pow10(scale - a.scale), b.n * pow10(scale - b.scale), scale];
 }
 
 export function add(a: Dec, b: Dec): Dec {
@@ -65,7 +76,7 @@ export function cmp(a: Dec, b: Dec): number {
 /** Rounds a rouble amount up to whole nano-roubles (the one rounding of a generation). */
 export function ceilNano(rub: Dec): bigint {
   const shifted = rub.n * NANO_PER_RUB;
-  const div = 10n ** BigInt(rub.scale);
+  const div = pow10(rub.scale);
   const q = shifted / div;
   return shifted % div > 0n ? q + 1n : q;
 }
@@ -73,7 +84,7 @@ export function ceilNano(rub: Dec): bigint {
 /** Rounds half up to nano-roubles: for display of itemised parts, never for debits. */
 export function roundNano(rub: Dec): bigint {
   const shifted = rub.n * NANO_PER_RUB * 2n;
-  const div = 10n ** BigInt(rub.scale) * 2n;
+  const div = pow10(rub.scale) * 2n;
   const q = (shifted + div / 2n) / div;
   return q;
 }
@@ -96,7 +107,7 @@ export function formatRub(nano: bigint): string {
 export function rubToNano(text: string): bigint {
   const d = parseDec(text);
   if (d.scale > 9) throw new Error(`at most 9 decimals: ${text}`);
-  return d.n * 10n ** BigInt(9 - d.scale);
+  return d.n * pow10(9 - d.scale);
 }
 
 /** A decimal as a string without exponent, e.g. for public price strings. */
@@ -111,7 +122,7 @@ export function formatDec(d: Dec): string {
 /** Limits a decimal's scale (rounding half up) so public prices stay readable. */
 export function roundDec(d: Dec, scale: number): Dec {
   if (d.scale <= scale) return d;
-  const div = 10n ** BigInt(d.scale - scale);
+  const div = pow10(d.scale - scale);
   const neg = d.n < 0n;
   const abs = neg ? -d.n : d.n;
   const q = (abs + div / 2n) / div;

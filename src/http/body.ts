@@ -21,7 +21,7 @@ export async function readJsonBody(
   }
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const text = await readText(req, maxBytes);
+  const text = await readText(req, maxBytes, declared);
   if (text.trim() === "") {
     throw new GatewayError(400, "request body is empty; expected a JSON object");
   }
@@ -44,25 +44,46 @@ function tooLarge(maxBytes: number) {
   });
 }
 
-async function readText(req: Request, maxBytes: number): Promise<string> {
+/** Stateless for whole-buffer decodes, so one serves every request. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+async function readText(req: Request, maxBytes: number, declared: number): Promise<string> {
   if (!req.body) return "";
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+  let all: Uint8Array;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge(maxBytes);
-      }
-      chunks.push(value);
-    }
+    // A declared length (already checked against the limit) frames the body: the server
+    // reads exactly that many bytes, so it can be taken whole. Without one (chunked), the
+    // count is enforced while reading.
+    all = Number.isFinite(declared) ? await req.bytes() : await readCounted(req.body, maxBytes);
   } catch (e) {
     if (e instanceof GatewayError) throw e;
     throw new GatewayError(400, "request body could not be read");
+  }
+  // A Request built in-process (not parsed off the wire) can carry a header that lies.
+  if (all.byteLength > maxBytes) throw tooLarge(maxBytes);
+  try {
+    return utf8.decode(all);
+  } catch {
+    throw new GatewayError(400, "request body is not valid UTF-8");
+  }
+}
+
+async function readCounted(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
   }
   const all = new Uint8Array(total);
   let at = 0;
@@ -70,11 +91,7 @@ async function readText(req: Request, maxBytes: number): Promise<string> {
     all.set(c, at);
     at += c.byteLength;
   }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
-  } catch {
-    throw new GatewayError(400, "request body is not valid UTF-8");
-  }
+  return all;
 }
 
 /**

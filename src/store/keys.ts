@@ -3,7 +3,7 @@
  * only the SHA-256 hex of a key; a plain hash suffices because the key itself is random and
  * long, so there is nothing to brute-force.
  */
-import { randomBase62 } from "./ids.ts";
+import { randomBase62 } from "../lib/ids.ts";
 
 /** 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits. */
 const KEY_CHARS = 43;

@@ -13,7 +13,7 @@ import { SqlStore } from "../../src/store/sql_store.ts";
 import { openPglite } from "../../src/store/pglite.ts";
 import { openPgliteThread } from "../../src/store/pglite_thread.ts";
 import { openStore } from "../../src/store/mod.ts";
-import { randomBase62 } from "../../src/store/ids.ts";
+import { randomBase62 } from "../../src/lib/ids.ts";
 
 export interface TestStore {
   name: string;
