@@ -2,6 +2,7 @@ import type { Usage } from "../events/usage.ts";
 import {
   add,
   ceilNano,
+  cmp,
   type Dec,
   isZero,
   mul,
@@ -60,25 +61,31 @@ function price(prices: PriceTable, key: string): Dec {
  * The USD parts of a usage at a price table. Cached tokens are billed at the cache price
  * when the model lists one, else at the prompt price: a catalogue entry without a cache
  * price must never make cached input free. Reasoning tokens are part of `output`; they are
- * billed at `internal_reasoning` when the model lists it, else as ordinary output.
+ * billed at `internal_reasoning` when the model lists it, else as ordinary output. Cache
+ * writes with a one-hour lifetime are billed at `input_cache_write_1h` when listed (Anthropic
+ * charges them 2× input against 1.25× for five minutes), else as ordinary writes.
  */
 export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
   const input = usage.input ?? 0;
   const cacheRead = usage.cacheRead ?? 0;
   const cacheWrite = usage.cacheWrite ?? 0;
+  const cacheWrite1h = Math.min(usage.cacheWrite1h ?? 0, cacheWrite);
   const output = usage.output ?? 0;
   const reasoningPrice = price(prices, "internal_reasoning");
   const reasoning = isZero(reasoningPrice) ? 0 : Math.min(usage.reasoning ?? 0, output);
   const prompt = price(prices, "prompt");
   const readPrice = price(prices, "input_cache_read");
-  const writePrice = price(prices, "input_cache_write");
+  const listedWrite = price(prices, "input_cache_write");
+  const writePrice = isZero(listedWrite) ? prompt : listedWrite;
+  const listedWrite1h = price(prices, "input_cache_write_1h");
+  const write1hPrice = isZero(listedWrite1h) ? writePrice : listedWrite1h;
   const parts: Record<string, Dec> = {
     upstream_inference_input_cost: mulInt(prompt, Math.max(0, input - cacheRead - cacheWrite)),
     upstream_inference_output_cost: mulInt(price(prices, "completion"), output - reasoning),
     upstream_inference_cache_read_cost: mulInt(isZero(readPrice) ? prompt : readPrice, cacheRead),
-    upstream_inference_cache_write_cost: mulInt(
-      isZero(writePrice) ? prompt : writePrice,
-      cacheWrite,
+    upstream_inference_cache_write_cost: add(
+      mulInt(writePrice, cacheWrite - cacheWrite1h),
+      mulInt(write1hPrice, cacheWrite1h),
     ),
     upstream_inference_reasoning_cost: mulInt(reasoningPrice, reasoning),
     upstream_inference_request_cost: price(prices, "request"),
@@ -134,8 +141,9 @@ export function computeCost(
 }
 
 /**
- * The hold for a call before it runs: the prompt estimate at the prompt price plus every
- * allowed output token at the dearer of completion and reasoning prices. Rounded up; the
+ * The hold for a call before it runs: the prompt estimate at the dearest input price (prompt
+ * or a cache write: any prompt token may be written to the cache) plus every allowed output
+ * token at the dearer of completion and reasoning prices. Rounded up; the
  * real cost can only exceed it when the upstream reports more prompt tokens than estimated
  * (the documented estimate error; see README, "Spend safety").
  */
@@ -145,15 +153,21 @@ export function estimateHold(
   prices: PriceTable,
   rates: Rates,
 ): bigint {
-  const completion = price(prices, "completion");
-  const reasoning = price(prices, "internal_reasoning");
-  const outPrice = completion.n * pow10(reasoning.scale) >=
-      reasoning.n * pow10(completion.scale)
-    ? completion
-    : reasoning;
+  const inPrice = dearest(prices, ["prompt", "input_cache_write", "input_cache_write_1h"]);
+  const outPrice = dearest(prices, ["completion", "internal_reasoning"]);
   const usd = add(
-    add(mulInt(price(prices, "prompt"), promptTokens), mulInt(outPrice, maxOutputTokens)),
+    add(mulInt(inPrice, promptTokens), mulInt(outPrice, maxOutputTokens)),
     price(prices, "request"),
   );
   return ceilNano(mul(mul(usd, rates.usdRub), rates.markupFactor));
+}
+
+/** The highest of some prices of a table. */
+function dearest(prices: PriceTable, keys: string[]): Dec {
+  let max = ZERO;
+  for (const k of keys) {
+    const p = price(prices, k);
+    if (cmp(p, max) > 0) max = p;
+  }
+  return max;
 }

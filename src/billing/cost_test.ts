@@ -67,9 +67,38 @@ Deno.test("reasoning tokens use internal_reasoning when priced, else the complet
 });
 
 Deno.test("the hold covers the prompt estimate and every allowed output token", () => {
-  assert.equal(estimateHold(1000, 500, prices, rates), 220_000_000n);
+  // Input at the dearest input price: any prompt token may be a cache write (1.25e-6 here).
+  // (1000×1.25e-6 + 500×2e-6) USD = 0.00225 USD → 0.225 RUB ×1.1
+  assert.equal(estimateHold(1000, 500, prices, rates), 247_500_000n);
+  assert.equal(
+    estimateHold(1000, 500, { prompt: "0.000001", completion: "0.000002" }, rates),
+    220_000_000n,
+  );
+  // A one-hour cache write price is dearer still: 1000×2e-6 + 500×2e-6 = 0.003 USD.
+  assert.equal(
+    estimateHold(1000, 500, { ...prices, input_cache_write_1h: "0.000002" }, rates),
+    330_000_000n,
+  );
   assert.equal(
     estimateHold(0, 10, { completion: "0.000001", internal_reasoning: "0.000005" }, rates),
     5_500_000n,
+  );
+});
+
+Deno.test("one-hour cache writes are billed at their own price; five-minute ones at the write price", () => {
+  const table = { ...prices, input_cache_write_1h: "0.000002" };
+  // 1000 prompt tokens: 400 uncached, 600 written (200 of them for an hour).
+  // 400×1e-6 + 400×1.25e-6 + 200×2e-6 = 0.0004 + 0.0005 + 0.0004 = 0.0013 USD → 0.13 RUB ×1.1
+  const r = computeCost({ input: 1000, cacheWrite: 600, cacheWrite1h: 200 }, table, rates);
+  assert.equal(r.nano, 143_000_000n);
+  assert.equal(r.details.upstream_inference_cache_write_cost, 0.09);
+  // Without a listed 1-hour price they count as ordinary writes (the old figure).
+  const plain = computeCost({ input: 1000, cacheWrite: 600, cacheWrite1h: 200 }, prices, rates);
+  assert.equal(plain.nano, computeCost({ input: 1000, cacheWrite: 600 }, prices, rates).nano);
+  // A 1-hour figure above the total written is capped at it.
+  const capped = computeCost({ input: 1000, cacheWrite: 600, cacheWrite1h: 900 }, table, rates);
+  assert.equal(
+    capped.nano,
+    computeCost({ input: 1000, cacheWrite: 600, cacheWrite1h: 600 }, table, rates).nano,
   );
 });

@@ -16,6 +16,11 @@ export interface Usage {
   output?: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /**
+   * The part of `cacheWrite` written with a one-hour lifetime (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`), billed at the dearer 1-hour price.
+   */
+  cacheWrite1h?: number;
   reasoning?: number;
   costUsd?: string;
 }

@@ -136,7 +136,14 @@ export class Meter {
   }
 }
 
-const TOKEN_FIGURES = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const;
+const TOKEN_FIGURES = [
+  "input",
+  "output",
+  "cacheRead",
+  "cacheWrite",
+  "cacheWrite1h",
+  "reasoning",
+] as const;
 /** The largest figure the store's token columns hold. */
 const tokensMax = 2_147_483_647;
 

@@ -15,6 +15,8 @@ export interface MessagesUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** How the cache writes split by lifetime; 1-hour writes cost more than 5-minute ones. */
+  cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
   /**
    * Server-side compaction runs extra sampling steps inside one request. The top-level
@@ -30,6 +32,7 @@ export interface RawMessagesUsage {
   output?: number;
   cacheRead?: number;
   cacheWrite?: number;
+  cacheWrite1h?: number;
   thinking?: number;
 }
 
@@ -45,6 +48,9 @@ export function readMessagesUsage(u: MessagesUsage): RawMessagesUsage {
   if (cacheRead !== undefined) raw.cacheRead = cacheRead;
   const cacheWrite = num(u.cache_creation_input_tokens);
   if (cacheWrite !== undefined) raw.cacheWrite = cacheWrite;
+  const cacheWrite1h = num(u.cache_creation?.ephemeral_1h_input_tokens);
+  // Kept only when some were written: zero bills as nothing, and reports stay as they were.
+  if (cacheWrite1h) raw.cacheWrite1h = cacheWrite1h;
   const thinking = num(u.output_tokens_details?.thinking_tokens);
   if (thinking !== undefined) raw.thinking = thinking;
   return raw;
@@ -76,6 +82,7 @@ export function rawToUsage(raw: RawMessagesUsage): Usage {
   if (raw.output !== undefined) usage.output = raw.output;
   if (raw.cacheRead !== undefined) usage.cacheRead = raw.cacheRead;
   if (raw.cacheWrite !== undefined) usage.cacheWrite = raw.cacheWrite;
+  if (raw.cacheWrite1h !== undefined) usage.cacheWrite1h = raw.cacheWrite1h;
   if (raw.thinking !== undefined) usage.reasoning = raw.thinking;
   return usage;
 }

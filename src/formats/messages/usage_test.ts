@@ -15,6 +15,32 @@ Deno.test("cache accounting: internal input includes cache reads and writes", ()
   assert.deepEqual(toMessagesUsage(usage), wire);
 });
 
+Deno.test("cache accounting: one-hour cache writes are told apart from five-minute ones", () => {
+  const usage = fromMessagesUsage({
+    input_tokens: 3,
+    output_tokens: 33,
+    cache_creation_input_tokens: 418,
+    cache_creation: { ephemeral_5m_input_tokens: 18, ephemeral_1h_input_tokens: 400 },
+    cache_read_input_tokens: 0,
+  } as never);
+  assert.deepEqual(usage, {
+    input: 421,
+    output: 33,
+    cacheRead: 0,
+    cacheWrite: 418,
+    cacheWrite1h: 400,
+  });
+  // No one-hour writes: nothing extra in the internal usage.
+  assert.equal(
+    fromMessagesUsage({
+      input_tokens: 3,
+      cache_creation_input_tokens: 18,
+      cache_creation: { ephemeral_1h_input_tokens: 0 },
+    }).cacheWrite1h,
+    undefined,
+  );
+});
+
 Deno.test("cache accounting: the same prompt gives the same internal numbers however reported", () => {
   // A chat-style report (prompt_tokens includes cached tokens) and the messages report of it.
   const chatStyle = { input: 1532, output: 33, cacheRead: 1111, cacheWrite: 418 };
