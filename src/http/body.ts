@@ -1,5 +1,6 @@
 import { GatewayError } from "./gateway_error.ts";
 import { jsonDepthMax } from "../lib/bounds.ts";
+import { readStreamCapped } from "../lib/read_capped.ts";
 
 /**
  * Reads a JSON request body with the byte count enforced while streaming (a lying or absent
@@ -54,7 +55,9 @@ async function readText(req: Request, maxBytes: number, declared: number): Promi
     // A declared length (already checked against the limit) frames the body: the server
     // reads exactly that many bytes, so it can be taken whole. Without one (chunked), the
     // count is enforced while reading.
-    all = Number.isFinite(declared) ? await req.bytes() : await readCounted(req.body, maxBytes);
+    all = Number.isFinite(declared)
+      ? await req.bytes()
+      : await readStreamCapped(req.body, maxBytes, () => tooLarge(maxBytes));
   } catch (e) {
     if (e instanceof GatewayError) throw e;
     throw new GatewayError(400, "request body could not be read");
@@ -66,32 +69,6 @@ async function readText(req: Request, maxBytes: number, declared: number): Promi
   } catch {
     throw new GatewayError(400, "request body is not valid UTF-8");
   }
-}
-
-async function readCounted(
-  body: ReadableStream<Uint8Array>,
-  maxBytes: number,
-): Promise<Uint8Array> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return all;
 }
 
 /**

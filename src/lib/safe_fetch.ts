@@ -11,6 +11,7 @@
  * through in that gap; Deno's fetch offers no way to pin the connection to the checked
  * address. Deployments that fetch references should also block private ranges at egress.
  */
+import { readStreamCapped } from "./read_capped.ts";
 
 /** A URL refused by policy (scheme, address, redirect). The client's mistake: a 400. */
 export class UnsafeUrlError extends Error {
@@ -128,27 +129,11 @@ export async function readCapped(res: Response, maxBytes: number): Promise<Uint8
     throw new FetchFailedError(`larger than ${maxBytes} bytes`);
   }
   if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new FetchFailedError(`larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return await readStreamCapped(
+    res.body,
+    maxBytes,
+    () => new FetchFailedError(`larger than ${maxBytes} bytes`),
+  );
 }
 
 /** Scheme and shape: http(s), a host, no user info. */
