@@ -63,7 +63,8 @@ function price(prices: PriceTable, key: string): Dec {
  * price must never make cached input free. Reasoning tokens are part of `output`; they are
  * billed at `internal_reasoning` when the model lists it, else as ordinary output. Cache
  * writes with a one-hour lifetime are billed at `input_cache_write_1h` when listed (Anthropic
- * charges them 2× input against 1.25× for five minutes), else as ordinary writes.
+ * charges them 2× input against 1.25× for five minutes), else as ordinary writes. Web
+ * searches the upstream ran are billed per search at `web_search`.
  */
 export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
   const input = usage.input ?? 0;
@@ -90,6 +91,7 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
     upstream_inference_reasoning_cost: mulInt(reasoningPrice, reasoning),
     upstream_inference_request_cost: price(prices, "request"),
     upstream_inference_image_cost: mulInt(price(prices, "image"), extra?.images ?? 0),
+    upstream_inference_web_search_cost: mulInt(price(prices, "web_search"), usage.webSearches ?? 0),
   };
   return parts;
 }
@@ -143,21 +145,22 @@ export function computeCost(
 /**
  * The hold for a call before it runs: the prompt estimate at the dearest input price (prompt
  * or a cache write: any prompt token may be written to the cache) plus every allowed output
- * token at the dearer of completion and reasoning prices. Rounded up; the
- * real cost can only exceed it when the upstream reports more prompt tokens than estimated
- * (the documented estimate error; see README, "Spend safety").
+ * token at the dearer of completion and reasoning prices, plus the web searches the request
+ * allows. Rounded up; the real cost can only exceed it when the upstream reports more prompt
+ * tokens than estimated or runs more searches than allowed (see README, "Spend safety").
  */
 export function estimateHold(
   promptTokens: number,
   maxOutputTokens: number,
   prices: PriceTable,
   rates: Rates,
+  webSearches = 0,
 ): bigint {
   const inPrice = dearest(prices, ["prompt", "input_cache_write", "input_cache_write_1h"]);
   const outPrice = dearest(prices, ["completion", "internal_reasoning"]);
   const usd = add(
     add(mulInt(inPrice, promptTokens), mulInt(outPrice, maxOutputTokens)),
-    price(prices, "request"),
+    add(price(prices, "request"), mulInt(price(prices, "web_search"), webSearches)),
   );
   return ceilNano(mul(mul(usd, rates.usdRub), rates.markupFactor));
 }

@@ -102,3 +102,23 @@ Deno.test("one-hour cache writes are billed at their own price; five-minute ones
     computeCost({ input: 1000, cacheWrite: 600, cacheWrite1h: 600 }, table, rates).nano,
   );
 });
+
+Deno.test("web searches are billed per search at the web_search price, and held for", () => {
+  const table = { ...prices, web_search: "0.01" };
+  // 1000×1e-6 + 500×2e-6 + 3×0.01 = 0.032 USD → 3.2 RUB ×1.1
+  const r = computeCost({ input: 1000, output: 500, webSearches: 3 }, table, rates);
+  assert.equal(r.nano, 3_520_000_000n);
+  assert.equal(r.details.upstream_inference_web_search_cost, 3);
+  // A model without a search price bills none; no searches show no part.
+  assert.equal(
+    computeCost({ input: 1000, output: 500, webSearches: 3 }, prices, rates).nano,
+    220_000_000n,
+  );
+  assert.equal(
+    "upstream_inference_web_search_cost" in computeCost({ input: 1 }, table, rates).details,
+    false,
+  );
+  // The hold adds the allowed searches: 0.00225 + 2×0.01 USD = 2.225 RUB ×1.1
+  assert.equal(estimateHold(1000, 500, table, rates, 2), 2_447_500_000n);
+  assert.equal(estimateHold(1000, 500, table, rates), 247_500_000n);
+});

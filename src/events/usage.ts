@@ -22,6 +22,12 @@ export interface Usage {
    */
   cacheWrite1h?: number;
   reasoning?: number;
+  /**
+   * Web searches the upstream ran for this call (Anthropic's
+   * `server_tool_use.web_search_requests`, responses' `web_search_call` items), billed per
+   * search at the catalogue's `web_search` price.
+   */
+  webSearches?: number;
   costUsd?: string;
 }
 

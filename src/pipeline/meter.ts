@@ -143,6 +143,7 @@ const TOKEN_FIGURES = [
   "cacheWrite",
   "cacheWrite1h",
   "reasoning",
+  "webSearches",
 ] as const;
 /** The largest figure the store's token columns hold. */
 const tokensMax = 2_147_483_647;

@@ -32,7 +32,7 @@ import { authenticate, type Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { limit } from "./limit.ts";
 import { Meter } from "./meter.ts";
-import { type Hold, reserve, textHold } from "./quota.ts";
+import { type Hold, reserve, textHold, webSearchAllowance } from "./quota.ts";
 import { recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
@@ -77,6 +77,7 @@ export async function handleText(
         call.candidates.map((c) => pricesFor(c, call.model)),
         call.promptTokens,
         call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model),
+        webSearchAllowance(call.body),
       ),
     });
     return await runUpstream(call, hold, req, app, startedAt);

@@ -44,17 +44,44 @@ export async function reserve(
   return { generationId, amount: g.amount };
 }
 
-/** The hold for a text call: the dearest candidate's price for prompt + every output token. */
+/**
+ * The hold for a text call: the dearest candidate's price for prompt + every output token +
+ * the web searches the request allows.
+ */
 export function textHold(
   app: AppContext,
   priceTables: PriceTable[],
   promptTokens: number,
   maxOutputTokens: number,
+  webSearches = 0,
 ): bigint {
   let max = 0n;
   for (const p of priceTables) {
-    const h = estimateHold(promptTokens, maxOutputTokens, p, app.rates);
+    const h = estimateHold(promptTokens, maxOutputTokens, p, app.rates, webSearches);
     if (h > max) max = h;
   }
   return max;
+}
+
+/** Searches held for when a request enables web search without saying how many it allows. */
+const defaultWebSearches = 10;
+/** A `max_uses` past this is held as this: a hold must stay a sane figure. */
+const webSearchesMax = 1_000;
+
+/**
+ * The web searches a request's tools allow. Anthropic's `web_search_*` server tool may state
+ * `max_uses`; responses' `web_search` tools cannot, so they are held at `defaultWebSearches`.
+ */
+export function webSearchAllowance(body: Record<string, unknown>): number {
+  if (!Array.isArray(body.tools)) return 0;
+  let n = 0;
+  for (const t of body.tools) {
+    const tool = t as { type?: unknown; max_uses?: unknown } | null;
+    if (typeof tool?.type !== "string" || !tool.type.startsWith("web_search")) continue;
+    const max = tool.max_uses;
+    n += typeof max === "number" && Number.isInteger(max) && max >= 0
+      ? Math.min(max, webSearchesMax)
+      : defaultWebSearches;
+  }
+  return n;
 }

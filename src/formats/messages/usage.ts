@@ -18,6 +18,8 @@ export interface MessagesUsage {
   /** How the cache writes split by lifetime; 1-hour writes cost more than 5-minute ones. */
   cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
+  /** Server tools run by the upstream; web searches are billed per search. */
+  server_tool_use?: { web_search_requests?: number | null } | null;
   /**
    * Server-side compaction runs extra sampling steps inside one request. The top-level
    * figures then cover only the last step; `iterations` lists every step, all billed
@@ -34,11 +36,21 @@ export interface RawMessagesUsage {
   cacheWrite?: number;
   cacheWrite1h?: number;
   thinking?: number;
+  webSearches?: number;
 }
 
 /** Reads a usage object into raw (uncached-input) figures; unreported fields stay undefined. */
 export function readMessagesUsage(u: MessagesUsage): RawMessagesUsage {
-  if (Array.isArray(u.iterations) && u.iterations.length > 0) return sumIterations(u.iterations);
+  const raw: RawMessagesUsage = Array.isArray(u.iterations) && u.iterations.length > 0
+    ? sumIterations(u.iterations)
+    : readTokens(u);
+  // A count for the whole request, beside (not inside) the per-step token figures.
+  const searches = num(u.server_tool_use?.web_search_requests);
+  if (searches) raw.webSearches = searches;
+  return raw;
+}
+
+function readTokens(u: MessagesUsage): RawMessagesUsage {
   const raw: RawMessagesUsage = {};
   const input = num(u.input_tokens);
   if (input !== undefined) raw.input = input;
@@ -60,7 +72,7 @@ function sumIterations(iterations: MessagesUsage[]): RawMessagesUsage {
   const sum: RawMessagesUsage = {};
   for (const it of iterations) {
     if (typeof it !== "object" || it === null) continue;
-    const r = readMessagesUsage({ ...it, iterations: undefined });
+    const r = readTokens(it);
     for (const k of Object.keys(r) as (keyof RawMessagesUsage)[]) {
       sum[k] = (sum[k] ?? 0) + r[k]!;
     }
@@ -84,6 +96,7 @@ export function rawToUsage(raw: RawMessagesUsage): Usage {
   if (raw.cacheWrite !== undefined) usage.cacheWrite = raw.cacheWrite;
   if (raw.cacheWrite1h !== undefined) usage.cacheWrite1h = raw.cacheWrite1h;
   if (raw.thinking !== undefined) usage.reasoning = raw.thinking;
+  if (raw.webSearches !== undefined) usage.webSearches = raw.webSearches;
   return usage;
 }
 
@@ -98,16 +111,20 @@ export interface MessagesUsageOut {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Only when the upstream ran web searches. */
+  server_tool_use?: { web_search_requests: number };
 }
 
 /** Internal usage to the messages format: `input_tokens` is the uncached part only. */
 export function toMessagesUsage(u: Usage): MessagesUsageOut {
   const cacheRead = u.cacheRead ?? 0;
   const cacheWrite = u.cacheWrite ?? 0;
-  return {
+  const out: MessagesUsageOut = {
     input_tokens: Math.max(0, (u.input ?? 0) - cacheRead - cacheWrite),
     output_tokens: u.output ?? 0,
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
   };
+  if (u.webSearches) out.server_tool_use = { web_search_requests: u.webSearches };
+  return out;
 }

@@ -113,3 +113,32 @@ Deno.test("stop reasons map to finish reasons and back", () => {
   assert.equal(fromMessagesStopReason(null), "stop");
   assert.equal(toMessagesStopReason("error"), "end_turn");
 });
+
+Deno.test("usage: web searches the upstream ran are counted, also beside compaction iterations", () => {
+  assert.equal(
+    fromMessagesUsage({
+      input_tokens: 10,
+      output_tokens: 5,
+      server_tool_use: { web_search_requests: 3 },
+    }).webSearches,
+    3,
+  );
+  // Zero (what every answer without searches reports) stays unset: reports are unchanged.
+  assert.equal(
+    "webSearches" in
+      fromMessagesUsage({ input_tokens: 1, server_tool_use: { web_search_requests: 0 } }),
+    false,
+  );
+  const summed = fromMessagesUsage({
+    input_tokens: 181,
+    output_tokens: 8,
+    server_tool_use: { web_search_requests: 2 },
+    iterations: [{ input_tokens: 100, output_tokens: 83 }, { input_tokens: 181, output_tokens: 8 }],
+  });
+  assert.deepEqual(summed, { input: 281, output: 91, webSearches: 2 });
+  // And written back out for a messages client when a search ran.
+  assert.deepEqual(toMessagesUsage({ input: 1, output: 1, webSearches: 2 }).server_tool_use, {
+    web_search_requests: 2,
+  });
+  assert.equal("server_tool_use" in toMessagesUsage({ input: 1, output: 1 }), false);
+});

@@ -29,7 +29,7 @@ import type { BodyDecoder, Emit, StreamDecoder } from "../codec.ts";
 import type { SseEvent } from "../sse.ts";
 import { decodeResponsesStreamError } from "./errors.ts";
 import { finishFromResponses } from "./finish_reason.ts";
-import { usageFromResponses } from "./usage.ts";
+import { usageFromResponses, usageOfResponse } from "./usage.ts";
 import { type Obj, obj, str } from "../json.ts";
 
 /** What the decoder tracks per output item, by `output_index`. */
@@ -193,7 +193,7 @@ export function createResponsesDecoder(): StreamDecoder {
   const finished = (r: Obj | undefined, emit: Emit) => {
     closeAll(emit);
     done = true;
-    const u = usageFromResponses(r?.usage);
+    const u = usageOfResponse(r);
     if (u) emit({ type: "usage", usage: u });
     const reason = str(obj(r?.incomplete_details)?.reason);
     emit({ type: "finish", reason: finishFromResponses(str(r?.status), reason, tools > 0) });
@@ -382,7 +382,7 @@ export const decodeResponsesBody: BodyDecoder = (body, emit) => {
   emit(start);
   if (r.status === "failed" || (obj(r.error) && r.status !== "completed")) {
     emit({ type: "error", error: decodeResponsesStreamError(r.error) });
-    const u = usageFromResponses(r.usage);
+    const u = usageOfResponse(r);
     if (u) emit({ type: "usage", usage: u });
     return;
   }
@@ -393,7 +393,7 @@ export const decodeResponsesBody: BodyDecoder = (body, emit) => {
     if (TOOL_ITEMS.has(String(item.type))) emitItem(item, tools++, emit);
     else emitItem(item, -1, emit);
   }
-  const u = usageFromResponses(r.usage);
+  const u = usageOfResponse(r);
   if (u) emit({ type: "usage", usage: u });
   const reason = str(obj(r.incomplete_details)?.reason);
   emit({ type: "finish", reason: finishFromResponses(str(r.status), reason, tools > 0) });

@@ -202,3 +202,50 @@ Deno.test("decoder: a failed body is an error event", () => {
 function frame(data: Record<string, unknown>): string {
   return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
+
+Deno.test("decoder: each web_search_call item of the finished response is a web search in its usage", () => {
+  const search = (id: string) => ({
+    id,
+    type: "web_search_call",
+    status: "completed",
+    action: { type: "search", query: "tallinn" },
+  });
+  const response = {
+    id: "resp_1",
+    object: "response",
+    status: "completed",
+    model: "gpt-5-mini",
+    output: [
+      search("ws_1"),
+      search("ws_2"),
+      {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Tallinn." }],
+      },
+    ],
+    usage: { input_tokens: 10, output_tokens: 2 },
+  };
+  const usageOf = (events: Event[]) =>
+    events.filter((e) => e.type === "usage").map((e) => e.type === "usage" && e.usage);
+  const whole: Event[] = [];
+  decodeResponsesBody(response, (e) => whole.push(e));
+  assert.deepEqual(usageOf(whole), [{ input: 10, output: 2, webSearches: 2 }]);
+  const streamed = decode(
+    `event: response.created\ndata: ${
+      JSON.stringify({
+        type: "response.created",
+        response: { ...response, status: "in_progress", output: [], usage: null },
+      })
+    }\n\n` +
+      `event: response.completed\ndata: ${
+        JSON.stringify({ type: "response.completed", response })
+      }\n\n`,
+  );
+  assert.deepEqual(usageOf(streamed), [{ input: 10, output: 2, webSearches: 2 }]);
+  // No searches: the usage is as reported.
+  const plain: Event[] = [];
+  decodeResponsesBody({ ...response, output: response.output.slice(2) }, (e) => plain.push(e));
+  assert.deepEqual(usageOf(plain), [{ input: 10, output: 2 }]);
+});

@@ -32,6 +32,21 @@ export function usageFromResponses(raw: unknown): Usage | undefined {
 }
 
 /**
+ * The usage of a finished Response: its `usage` figures, and the web searches it ran — one
+ * per `web_search_call` output item, each billed per search (the format counts them nowhere
+ * else).
+ */
+export function usageOfResponse(r: Obj | undefined): Usage | undefined {
+  const u = usageFromResponses(r?.usage);
+  let searches = 0;
+  if (Array.isArray(r?.output)) {
+    for (const item of r.output) if (obj(item)?.type === "web_search_call") searches++;
+  }
+  if (searches === 0) return u;
+  return { ...u, webSearches: searches };
+}
+
+/**
  * The usage object the gateway reports, built from what was billed (`cost.usage`, after the
  * meter's fall-backs). The wire wants integers, so a figure still unknown is written as 0.
  */

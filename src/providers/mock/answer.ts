@@ -39,6 +39,8 @@ export interface AnswerUsage {
   /** All output tokens, reasoning included. */
   output: number;
   reasoning: number;
+  /** Web searches run (reported only when non-zero, so other answers keep their bytes). */
+  webSearches: number;
 }
 
 export interface Answer {
@@ -145,6 +147,7 @@ export function buildAnswer(a: AnswerInput): Answer {
       cacheWrite,
       output,
       reasoning: r,
+      webSearches: c.searches ?? 0,
     },
     reportUsage: c.usage !== false,
   };

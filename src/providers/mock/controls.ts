@@ -30,6 +30,8 @@ export interface Controls {
   cacheRead?: number;
   cacheWrite?: number;
   reasoning?: number;
+  /** Web searches the answer reports having run (a server tool's work, billed per search). */
+  searches?: number;
   finish?: "stop" | "length" | "content_filter";
   /** Answer with the received request body, as text. */
   echo?: boolean;
@@ -88,6 +90,7 @@ const NUMERIC: Record<string, [field: keyof Controls, max: number]> = {
   cache_read: ["cacheRead", tokensMax * 100],
   cache_write: ["cacheWrite", tokensMax * 100],
   reasoning: ["reasoning", tokensMax],
+  searches: ["searches", toolsMax],
 };
 
 function set(c: Controls, key: string, v: string): void {

@@ -43,6 +43,12 @@ function startUsage(a: Answer): Record<string, unknown> {
   };
 }
 
+/** The server-tool counts, as the API reports them in the final usage, when a search ran. */
+function searchUsage(a: Answer): string {
+  const n = a.usage.webSearches;
+  return n > 0 ? `,"server_tool_use":{"web_search_requests":${n},"web_fetch_requests":0}` : "";
+}
+
 function event(type: string, json: string, n: number): string {
   return `event: ${type}\ndata: ${json.slice(0, -1)}${" ".repeat((n * 5) % 13)}}\n\n`;
 }
@@ -111,7 +117,7 @@ export function messagesStream(a: Answer): StreamParts {
   const u = a.usage;
   const usage = a.reportUsage
     ? `,"usage":{"input_tokens":${u.uncached},"cache_creation_input_tokens":${u.cacheWrite},` +
-      `"cache_read_input_tokens":${u.cacheRead},"output_tokens":${u.output}}`
+      `"cache_read_input_tokens":${u.cacheRead},"output_tokens":${u.output}${searchUsage(a)}}`
     : "";
   meta(
     "message_delta",
@@ -150,7 +156,15 @@ export function messagesWhole(a: Answer): string {
     stop_reason: STOP[a.finish],
     stop_sequence: null,
   };
-  if (a.reportUsage) out.usage = { ...startUsage(a), output_tokens: a.usage.output };
+  if (a.reportUsage) {
+    out.usage = { ...startUsage(a), output_tokens: a.usage.output };
+    if (a.usage.webSearches > 0) {
+      (out.usage as Record<string, unknown>).server_tool_use = {
+        web_search_requests: a.usage.webSearches,
+        web_fetch_requests: 0,
+      };
+    }
+  }
   return JSON.stringify(out);
 }
 

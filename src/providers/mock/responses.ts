@@ -90,12 +90,22 @@ interface Items {
   reasoning?: Record<string, unknown>;
   message?: Record<string, unknown>;
   calls: Record<string, unknown>[];
+  /** Web searches, first in the output (the model searches before it answers). */
+  searches: Record<string, unknown>[];
 }
 
 /** The finished output items. */
 function items(a: Answer, hasReasoningItem: boolean): Items {
   const { rs, msg, fc, call } = ids(a);
-  const out: Items = { calls: [] };
+  const out: Items = { calls: [], searches: [] };
+  for (let i = 0; i < a.usage.webSearches; i++) {
+    out.searches.push({
+      id: `ws_${a.seed.toString(16)}${i}`,
+      type: "web_search_call",
+      status: "completed",
+      action: { type: "search", query: `mock search ${i + 1}` },
+    });
+  }
   if (hasReasoningItem) {
     out.reasoning = {
       id: rs,
@@ -127,6 +137,7 @@ function items(a: Answer, hasReasoningItem: boolean): Items {
 
 function outputOf(it: Items): unknown[] {
   return [
+    ...it.searches,
     ...(it.reasoning ? [it.reasoning] : []),
     ...(it.message ? [it.message] : []),
     ...it.calls,
@@ -148,6 +159,17 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
 
   const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0);
   let index = 0;
+  for (const search of it.searches) {
+    const fields = `,"output_index":${index},"item_id":"${search.id}"`;
+    meta(
+      "response.output_item.added",
+      `,"output_index":${index},"item":${j({ ...search, status: "in_progress" })}`,
+    );
+    meta("response.web_search_call.in_progress", fields);
+    meta("response.web_search_call.searching", fields);
+    meta("response.web_search_call.completed", fields);
+    meta("response.output_item.done", `,"output_index":${index++},"item":${j(search)}`);
+  }
   if (it.reasoning) {
     const item = `"item_id":"${it.reasoning.id}","output_index":${index}`;
     meta(

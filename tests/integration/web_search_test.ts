@@ -1,0 +1,156 @@
+/**
+ * Web searches run by the upstream (Anthropic's web_search server tool, responses'
+ * web_search tool) are billed per search at the catalogue's `web_search` price, and held for
+ * before the call: the real SDKs → a real gateway over HTTP → the mock upstream.
+ */
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { ceilNano, mul, mulInt, nanoToRub, parseDec } from "../../src/billing/money.ts";
+
+const CLAUDE = "anthropic/claude-sonnet-4.5";
+const GPT = "openai/gpt-5.1";
+/** Both models' catalogue price per search, USD. */
+const SEARCH_PRICE = "0.01";
+
+async function withGateway(fn: (g: TestGateway) => Promise<void>, balanceRub?: string) {
+  const g = await startGateway({ balanceRub });
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+  } finally {
+    await g.close();
+  }
+}
+
+/**
+ * The debit of `n` searches alone, markup included, rounded up as one generation would be:
+ * worked out here from the rates, not by the cost code under test.
+ */
+function searchesNano(g: TestGateway, n: number, markup = true): bigint {
+  const { usdRub, markupFactor } = g.gw.ctx.rates;
+  const rub = mul(mulInt(parseDec(SEARCH_PRICE), n), usdRub);
+  return ceilNano(markup ? mul(rub, markupFactor) : rub);
+}
+
+async function debitOf(g: TestGateway, generationId: string): Promise<bigint> {
+  await g.settled();
+  const gen = await g.store.getGeneration(g.accountId, generationId);
+  assert.equal(gen?.status, "completed");
+  return gen!.cost;
+}
+
+/** Two generations alike but for their searches differ by the searches' price (±1 rounding). */
+function assertSearchDebit(withSearches: bigint, without: bigint, expected: bigint) {
+  const diff = withSearches - without;
+  assert.ok(
+    diff >= expected - 1n && diff <= expected + 1n,
+    `searches added ${diff} nano-roubles, expected ${expected}`,
+  );
+}
+
+Deno.test("web search (messages, anthropic upstream): server_tool_use searches are billed, streamed or not", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const tools = [{
+      type: "web_search_20250305" as const,
+      name: "web_search" as const,
+      max_uses: 5,
+    }];
+    const ask = (n: number) => ({
+      model: CLAUDE,
+      max_tokens: 64,
+      tools,
+      messages: [{ role: "user" as const, content: `news? [[mock:tokens=3,searches=${n}]]` }],
+    });
+    const searched = await c.messages.create(ask(2)).withResponse();
+    const usage = searched.data.usage as unknown as Record<string, unknown>;
+    assert.deepEqual(usage.server_tool_use, { web_search_requests: 2, web_fetch_requests: 0 });
+    const details = usage.cost_details as Record<string, number>;
+    assert.equal(details.upstream_inference_web_search_cost, nanoToRub(searchesNano(g, 2, false)));
+    const plain = await c.messages.create(ask(0)).withResponse();
+    assert.equal(
+      "upstream_inference_web_search_cost" in
+        ((plain.data.usage as unknown as Record<string, unknown>).cost_details as object),
+      false,
+    );
+    const withDebit = await debitOf(g, searched.response.headers.get("x-generation-id")!);
+    assert.equal(nanoToRub(withDebit), usage.cost);
+    assertSearchDebit(
+      withDebit,
+      await debitOf(g, plain.response.headers.get("x-generation-id")!),
+      searchesNano(g, 2),
+    );
+
+    // Streamed: the count arrives in message_delta's usage.
+    const stream = c.messages.stream(ask(3));
+    const final = await stream.finalMessage();
+    const streamedUsage = final.usage as unknown as Record<string, unknown>;
+    assert.deepEqual(streamedUsage.server_tool_use, {
+      web_search_requests: 3,
+      web_fetch_requests: 0,
+    });
+    const id = (await stream.withResponse()).response.headers.get("x-generation-id")!;
+    const plainStream = c.messages.stream(ask(0));
+    await plainStream.finalMessage();
+    const plainId = (await plainStream.withResponse()).response.headers.get("x-generation-id")!;
+    assertSearchDebit(await debitOf(g, id), await debitOf(g, plainId), searchesNano(g, 3));
+  });
+});
+
+Deno.test("web search (responses, responses upstream): web_search_call items are billed, streamed or not", async () => {
+  await withGateway(async (g) => {
+    const c = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    const ask = (n: number) => ({
+      model: GPT,
+      tools: [{ type: "web_search" as const }],
+      input: `news? [[mock:tokens=3,searches=${n}]]`,
+    });
+    const searched = await c.responses.create(ask(2)).withResponse();
+    assert.equal(searched.data.output.filter((i) => i.type === "web_search_call").length, 2);
+    const plain = await c.responses.create(ask(0)).withResponse();
+    assertSearchDebit(
+      await debitOf(g, searched.response.headers.get("x-generation-id")!),
+      await debitOf(g, plain.response.headers.get("x-generation-id")!),
+      searchesNano(g, 2),
+    );
+
+    const streamed = async (n: number) => {
+      const { data: stream, response } = await c.responses.create({ ...ask(n), stream: true })
+        .withResponse();
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const e of stream) if (e.type === "response.completed") completed = e.response;
+      assert.ok(completed);
+      assert.equal(completed.output.filter((i) => i.type === "web_search_call").length, n);
+      return response.headers.get("x-generation-id")!;
+    };
+    const withId = await streamed(1);
+    const withoutId = await streamed(0);
+    assertSearchDebit(await debitOf(g, withId), await debitOf(g, withoutId), searchesNano(g, 1));
+  });
+});
+
+Deno.test("web search: the hold covers the searches a request allows, so a balance short of them is refused", async () => {
+  // 5 RUB: plenty for a short answer, short of 50 searches at 0.01 USD.
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const ask = (maxUses: number) =>
+      c.messages.create({
+        model: CLAUDE,
+        max_tokens: 16,
+        tools: [{ type: "web_search_20250305", name: "web_search", max_uses: maxUses }],
+        messages: [{ role: "user", content: "news? [[mock:tokens=2]]" }],
+      });
+    assert.ok(searchesNano(g, 50) > 5_000_000_000n, "the test's premise: 50 searches cost > 5 RUB");
+    await assert.rejects(ask(50), (e: unknown) => {
+      assert.ok(e instanceof Anthropic.APIError);
+      assert.equal(e.status, 402);
+      return true;
+    });
+    const ok = await ask(1);
+    assert.equal(ok.type, "message");
+  }, "5");
+});
