@@ -83,7 +83,7 @@ for (const { name, open: openStore } of await testStores()) {
           promptTokensCounted: 10,
           startedAt: performance.now(),
         }, deps);
-        meter.observe({ type: "text_delta", text: "x" } as never);
+        meter.observe({ type: "text_delta", delta: "x" });
         meter.observe({ type: "usage", usage } as never);
         const r = meter.report();
         assert.ok(r.nano >= 0n, `cost of ${JSON.stringify(usage)} is ${r.nano}`);

@@ -46,6 +46,9 @@ import { decodeEmbeddingsError } from "../formats/embeddings/errors.ts";
 import { blobsOf, callCandidates, Closer } from "./mod.ts";
 import { fileUrl, ownFileId, publicBase } from "./files.ts";
 
+/** The qualities whose token counts the cost table knows. */
+const QUALITIES = new Set(["low", "medium", "high"]);
+
 /** One reference image at most (OpenAI's limit for an image input is 20 MB of data URL). */
 const referenceBytesMax = 20 * 1024 * 1024;
 /** All references of one request together. */
@@ -160,7 +163,10 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     }
     const { up, images } = result.value;
     const c = result.candidate;
-    const bill = imageCost(call.model, pricesFor(c, call.model), p, {
+    // The quality the provider says it made is what it bills (asked for none, it picks one).
+    const made = up.extras.quality;
+    const billed = typeof made === "string" && QUALITIES.has(made) ? { ...p, quality: made } : p;
+    const bill = imageCost(call.model, pricesFor(c, call.model), billed, {
       images: images.length,
       inputTokens: up.inputTokens,
       outputTokens: up.outputTokens,
@@ -195,12 +201,12 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
       return { b64_json: img.bytes.toBase64() };
     }));
 
+    // The spec's usage always has output_tokens and total_tokens: the provider's figure, else
+    // the one billed (0 for a model priced per image); input_tokens only when reported.
     const usage: Record<string, unknown> = {};
     if (up.inputTokens !== undefined) usage.input_tokens = up.inputTokens;
-    if (up.outputTokens !== undefined) usage.output_tokens = up.outputTokens;
-    if (up.inputTokens !== undefined || up.outputTokens !== undefined) {
-      usage.total_tokens = (up.inputTokens ?? 0) + (up.outputTokens ?? 0);
-    }
+    usage.output_tokens = up.outputTokens ?? bill.tokens.output ?? 0;
+    usage.total_tokens = (up.inputTokens ?? 0) + (usage.output_tokens as number);
     usage.cost = nanoToRub(bill.cost.nano);
     usage.cost_details = bill.cost.details;
     const out = {

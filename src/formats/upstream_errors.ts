@@ -1,7 +1,8 @@
 /**
  * Errors of OpenAI-style upstreams (openai-chat, openai-responses, and the non-chat OpenAI
  * endpoints) → `GatewayError`. The status class is kept where the client can act on it (400,
- * 403 moderation, 429); what is the gateway's own problem with its provider (our key
+ * 429) or the spec names it (403: moderation, or access to the model denied — after every
+ * candidate said so); what is the gateway's own problem with its provider (our key
  * rejected, our quota or credit gone, the model missing there, a 5xx) becomes 502 with a
  * message that does not repeat the provider's words about our account. Timeouts are 504 (or
  * 408 where the format's table keeps the provider's own 408). Every message that does go out
@@ -90,7 +91,7 @@ export function decodeOpenAIError(
   if (status === 403) {
     return MODERATION.test(words)
       ? new GatewayError(403, msg("rejected by the provider's moderation"))
-      : providerError("the model provider denied access to the model");
+      : new GatewayError(403, "the model provider denied access to the model");
   }
   if (status === 404) return providerError("the model is not available at the provider");
   if (status === 408 && table.keep408) {

@@ -49,8 +49,9 @@ export const unauthorized = (message = "invalid or missing API key") =>
   new GatewayError(401, message, { code: "UNAUTHORIZED", type: "authentication_error" });
 
 /** The spec wants the insufficient-balance message in Russian on every endpoint. */
-export const insufficientBalance = (extra?: Record<string, unknown>) =>
-  new GatewayError(402, "Недостаточно средств на балансе", {
+/** `detail` says what the request needed, for a caller to act on (in Russian, like the rest). */
+export const insufficientBalance = (extra?: Record<string, unknown>, detail?: string) =>
+  new GatewayError(402, "Недостаточно средств на балансе" + (detail ? `: ${detail}` : ""), {
     code: "INSUFFICIENT_BALANCE",
     type: "insufficient_balance",
     extra,

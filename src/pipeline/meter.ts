@@ -1,6 +1,7 @@
 import type { CostReport, Event, FinishReason } from "../events/event.ts";
 import { mergeUsage, type Usage } from "../events/usage.ts";
 import { computeCost, type PriceTable, type Rates } from "../billing/cost.ts";
+import { deltaTokens } from "../billing/count.ts";
 import { nanoToRub } from "../billing/money.ts";
 import type { GatewayError } from "../http/gateway_error.ts";
 import type { Settlement } from "../store/store.ts";
@@ -28,12 +29,14 @@ export interface MeterCall {
  * The meter watches the internal events of one generation, computes its cost when the
  * stream ends, and settles it in the store exactly once — after a normal end, a client
  * cancel or a failure alike. "Unknown is not zero": output the upstream never reported is
- * counted from the deltas relayed (one token per delta), input from the prompt; the history
+ * counted from the deltas relayed (`deltaTokens`), input from the prompt; the history
  * records which figure was used.
  */
 export class Meter {
   usage: Usage = {};
   deltas = 0;
+  /** Output tokens as counted from the deltas, for when the upstream never says. */
+  countedOutput = 0;
   finish?: FinishReason;
   error?: GatewayError;
   firstTokenAt?: number;
@@ -48,8 +51,13 @@ export class Meter {
     switch (e.type) {
       case "text_delta":
       case "reasoning_delta":
+        this.deltas++;
+        this.countedOutput += deltaTokens(e.delta);
+        this.firstTokenAt ??= performance.now();
+        break;
       case "tool_call_delta":
         this.deltas++;
+        this.countedOutput += deltaTokens(e.json);
         this.firstTokenAt ??= performance.now();
         break;
       case "tool_call_start":
@@ -88,7 +96,7 @@ export class Meter {
         source = "counted";
       }
       if (u.output === undefined) {
-        u.output = this.deltas;
+        u.output = this.countedOutput;
         source = "counted";
       }
     }

@@ -40,8 +40,23 @@ export async function reserve(
       retryAfter: 2,
     });
   }
-  if (!ok) throw insufficientBalance();
+  if (!ok) {
+    // A hold, not the price: clients that send no max_tokens are held for the model's whole
+    // output cap, which a modest balance may not cover though the answer would cost kopecks.
+    throw insufficientBalance(
+      undefined,
+      `запрос резервирует до ${formatRub(g.amount)} ₽ (оценка запроса и max_tokens или ` +
+        `предел вывода модели). Уменьшите max_tokens или пополните баланс; лимит расходов ` +
+        `ключа тоже учитывается.`,
+    );
+  }
   return { generationId, amount: g.amount };
+}
+
+/** Roubles with kopecks, rounded up: the figure a top-up must reach. */
+export function formatRub(nano: bigint): string {
+  const kopecks = (nano + 9_999_999n) / 10_000_000n;
+  return `${kopecks / 100n},${String(kopecks % 100n).padStart(2, "0")}`;
 }
 
 /**

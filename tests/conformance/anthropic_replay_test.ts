@@ -222,7 +222,7 @@ for (const name of files.filter((f) => f.endsWith(".json") && f.startsWith("mess
 const GATEWAY_STATUS: Record<number, number> = {
   400: 400,
   401: 502,
-  403: 502,
+  403: 403,
   404: 502,
   429: 429,
   529: 503,

@@ -252,3 +252,40 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
       }
     }));
 }
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(`chat billing (${model}): an answer without usage is counted from its text, whole or streamed`, () =>
+    withGateway(async (g) => {
+      // 400 mock tokens ("tok0 tok1 … tok399", 2 289 characters) and no usage from the upstream.
+      const marker = "[[mock:tokens=400,usage=none]]";
+      const whole = await client(g).chat.completions.create({
+        model,
+        messages: messages(marker),
+      }).withResponse();
+      const text = whole.data.choices[0].message.content!;
+      assert.equal(text.split(" ").length, 400);
+      await g.settled();
+      const gen =
+        (await g.store.getGeneration(g.accountId, whole.response.headers.get("x-generation-id")!))!;
+      assert.equal(gen.usageSource, "counted");
+      // One delta carrying the whole answer: about four characters a token, not one token.
+      assert.equal(gen.tokens.output, Math.floor(text.length / 4));
+
+      const streamed = await client(g).chat.completions.create({
+        model,
+        messages: messages(marker),
+        stream: true,
+      }).withResponse();
+      let deltas = 0;
+      for await (const chunk of streamed.data) if (chunk.choices[0]?.delta?.content) deltas++;
+      await g.settled();
+      const sgen = (await g.store.getGeneration(
+        g.accountId,
+        streamed.response.headers.get("x-generation-id")!,
+      ))!;
+      assert.equal(sgen.usageSource, "counted");
+      // Streamed one short token per delta: one token each.
+      assert.equal(deltas, 400);
+      assert.equal(sgen.tokens.output, 400);
+    }));
+}

@@ -9,7 +9,7 @@
  * second, on the same mock, answers.
  */
 import assert from "node:assert/strict";
-import type OpenAI from "openai";
+import OpenAI from "openai";
 import type { TestGateway } from "../helpers/gateway.ts";
 import {
   ANTHROPIC_MODEL,
@@ -97,7 +97,7 @@ for (const stream of [false, true]) {
       },
     }));
 
-  for (const status of [500, 429, 503]) {
+  for (const status of [500, 429, 503, 403]) {
     Deno.test(`chat failover (${mode}): an upstream ${status} before the first byte fails over`, () =>
       withGateway(async (g) => {
         const { text, id } = await complete(g, stream);
@@ -192,6 +192,23 @@ for (const stream of [false, true]) {
       },
     }));
 }
+
+Deno.test("chat: access denied by every provider is the spec's 403 (SDK PermissionDeniedError)", () =>
+  withGateway(async (g) => {
+    const e = await sdkError(client(g).chat.completions.create({ model: MODEL, messages: MSGS }));
+    assert.ok(e instanceof OpenAI.PermissionDeniedError, String(e));
+    assert.equal(e.status, 403);
+    assert.equal((e.error as Obj).code, 403);
+    assert.equal((e.error as Obj).message, "the model provider denied access to the model");
+    assert.equal(g.mock.stats.calls.length, 2, "the second provider was tried too");
+  }, {
+    providers: {
+      providers: [
+        mockProvider("one", { priority: 1, headers: { "x-mock-error": "403" } }),
+        mockProvider("two", { priority: 2, headers: { "x-mock-error": "403" } }),
+      ],
+    },
+  }));
 
 Deno.test("chat failover: an upstream 400 is the client's error and is not failed over", () =>
   withGateway(async (g) => {

@@ -10,6 +10,7 @@ import { nanoToRub } from "../../src/billing/money.ts";
 import { type BlobStore, setBlobStore } from "../../src/blobs/mod.ts";
 import { allowReferenceHostsForTests } from "../../src/endpoints/images.ts";
 import { solidPng } from "../../src/providers/mock/png.ts";
+import { tokensPerImage } from "../../src/formats/images/cost.ts";
 
 /** Image-only, token-priced, no described capabilities: openai (Images API), then openrouter. */
 const MODEL = "openai/gpt-image-1";
@@ -363,10 +364,12 @@ Deno.test("images: if storing fails, that image comes back as b64_json (and is p
   });
 });
 
-Deno.test("images: without provider usage the debit is counted from the images returned", async () => {
+Deno.test("images: without provider usage the debit is counted from the images returned, at the quality made", async () => {
   await withGateway(async (g) => {
     const raw = await generate(g, { model: MODEL, prompt: "quiet [[mock:usage=none]]", n: 3 });
     assert.equal(raw.data.data!.length, 3);
+    // Asked for no quality, the provider chose one and said so.
+    assert.equal((raw.data as unknown as { quality: string }).quality, "low");
     const usage = raw.data.usage as unknown as Record<string, unknown>;
     assert.equal(usage.input_tokens, undefined);
     assert.ok((usage.cost as number) > 0);
@@ -376,7 +379,11 @@ Deno.test("images: without provider usage the debit is counted from the images r
       raw.response.headers.get("x-generation-id")!,
     ))!;
     assert.equal(gen.usageSource, "counted");
-    assert.equal(gen.tokens.output, 3 * 4160);
+    assert.equal(gen.tokens.output, 3 * tokensPerImage({ quality: "low" }));
+    assert.ok(gen.tokens.output! < 3 * tokensPerImage({}), "not the top-quality estimate");
+    // The spec's usage carries output_tokens and total_tokens even then: the counted figures.
+    assert.equal(usage.output_tokens, gen.tokens.output);
+    assert.equal(usage.total_tokens, gen.tokens.output);
     assert.equal(nanoToRub(gen.cost), usage.cost);
   });
 });

@@ -660,6 +660,9 @@ Deno.test("messages errors: 402 invalid_request_error in Russian for an insuffic
       );
       const body = await expectError(res, 402, "invalid_request_error");
       assert.match(body.error.message, /[а-яА-ЯёЁ]/, "the message is in Russian");
+      // It says what the request needed and how to need less.
+      assert.match(body.error.message, /резервирует до \d+,\d\d ₽/);
+      assert.match(body.error.message, /max_tokens/);
       assert.equal(g.mock.stats.calls.length, 0);
       const acct = (await g.store.getAccount(a.accountId))!;
       assert.equal(acct.held, 0n);
@@ -717,6 +720,26 @@ Deno.test("messages errors: 429 rate_limit_error for an upstream 429", async () 
         messages: [{ role: "user", content: "Hi again [[mock:error=429]]" }],
       }),
       (e: unknown) => e instanceof Anthropic.RateLimitError,
+    );
+  });
+});
+
+Deno.test("messages errors: 403 permission_error when the provider denies access to the model", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi [[mock:error=403]]" }],
+    });
+    const body = await expectError(res, 403, "permission_error");
+    assert.equal(body.error.message, "the model provider denied access to the model");
+    await assert.rejects(
+      client(g).messages.create({
+        model: MODEL,
+        max_tokens: 10,
+        messages: [{ role: "user", content: "Hi again [[mock:error=403]]" }],
+      }),
+      (e: unknown) => e instanceof Anthropic.PermissionDeniedError,
     );
   });
 });
@@ -810,3 +833,25 @@ for (const u of UPSTREAMS) {
     },
   });
 }
+
+Deno.test("messages (anthropic upstream): an upstream without usage still gives the SDK token counts", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const ask = {
+      model: MODEL,
+      max_tokens: 256,
+      messages: [{ role: "user" as const, content: "Hi [[mock:tokens=6,usage=none]]" }],
+    };
+    const m = await c.messages.create(ask);
+    const text = m.content[0].type === "text" ? m.content[0].text : "";
+    assert.equal(text, "tok0 tok1 tok2 tok3 tok4 tok5");
+    // Counted: one delta of the whole text, about four characters a token.
+    assert.equal(m.usage.output_tokens, Math.floor(text.length / 4));
+    assert.ok(m.usage.input_tokens > 0);
+    assert.equal(typeof (m.usage as unknown as { cost: unknown }).cost, "number");
+    // The SDK's stream helper reads message_start's usage: without one it would throw.
+    const final = await c.messages.stream(ask).finalMessage();
+    assert.equal(final.usage.output_tokens, 6);
+    assert.ok(final.usage.input_tokens > 0);
+  });
+});

@@ -48,11 +48,11 @@ const CASES: [string, number, unknown, number, RegExp][] = [
     /flagged by moderation/,
   ],
   [
-    "another 403 (no access to the model) is the gateway's problem",
+    "another 403 (no access to the model) is the spec's 403, in the gateway's words",
     403,
     openaiError("Project proj_AbCdEf123456 does not have access to model gpt-5", "model_not_found"),
-    502,
-    /denied access/,
+    403,
+    /^the model provider denied access to the model$/,
   ],
   [
     "a missing model at the provider is a 502",

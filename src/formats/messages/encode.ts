@@ -34,8 +34,14 @@ export function messagesErrorFrame(error: GatewayError): string {
   return frame("error", errorBody("messages", error));
 }
 
-function usageWithCost(cost: CostReport): Record<string, unknown> {
-  return { ...toMessagesUsage(cost.usage), cost: cost.cost, cost_details: cost.details };
+/**
+ * The usage a messages client is shown: what was billed and the cost. A passed-through usage
+ * keeps the upstream's own figures; any of the four token counts it left out is filled in
+ * from what was billed (the SDKs read them off the final message_delta, as the API sends it).
+ */
+function usageWithCost(cost: CostReport, upstream?: unknown): Record<string, unknown> {
+  const own = typeof upstream === "object" && upstream !== null ? upstream : {};
+  return { ...toMessagesUsage(cost.usage), ...own, cost: cost.cost, cost_details: cost.details };
 }
 
 interface ToolState {
@@ -339,6 +345,9 @@ function parseToolInput(json: string): Record<string, unknown> {
 const isMessageDelta = (type: string | undefined, data: string) =>
   type === "message_delta" || (type === undefined && data.includes('"message_delta"'));
 
+/** Every SDK reads `message.usage` of message_start; an upstream may leave it out. */
+const ZERO_USAGE = toMessagesUsage({});
+
 /**
  * The upstream's SSE text goes out untouched except `message_delta`, which is held back and
  * released by `end` with `usage.cost` and `usage.cost_details` added (the only frame
@@ -360,6 +369,13 @@ export function createMessagesPassThrough(_ctx: EncodeContext): PassThroughEncod
         held = ev.data;
         return "";
       }
+      if (ev.event === "message_start" && !ev.data.includes('"usage"')) {
+        const start = parseObject(ev.data);
+        const message = start?.message;
+        if (typeof message === "object" && message !== null) {
+          return frame("message_start", { ...start, message: { ...message, usage: ZERO_USAGE } });
+        }
+      }
       return ev.raw;
     },
     end(cost, error) {
@@ -371,19 +387,15 @@ export function createMessagesPassThrough(_ctx: EncodeContext): PassThroughEncod
       } catch {
         return sseFrame(held, "message_delta") + after; // the decoder would have failed first
       }
-      const usage = typeof delta.usage === "object" && delta.usage !== null ? delta.usage : {};
-      delta.usage = { ...usage, cost: cost.cost, cost_details: cost.details };
+      delta.usage = usageWithCost(cost, delta.usage);
       return frame("message_delta", delta) + after;
     },
   };
 }
 
 /** The upstream message with the requested slug as `model` and the cost in its usage. */
-export const messagesPassThroughBody: PassThroughBody = (body, cost, ctx) => {
-  const usage = typeof body.usage === "object" && body.usage !== null ? body.usage : {};
-  return {
-    ...body,
-    model: ctx.model,
-    usage: { ...usage, cost: cost.cost, cost_details: cost.details },
-  };
-};
+export const messagesPassThroughBody: PassThroughBody = (body, cost, ctx) => ({
+  ...body,
+  model: ctx.model,
+  usage: usageWithCost(cost, body.usage),
+});

@@ -284,7 +284,7 @@ function passThrough(sse: string): string {
 }
 
 for (const scenario of ["text", "thinking", "tool_use", "cache_usage"]) {
-  Deno.test(`pass-through: ${scenario} is byte-exact except message_delta, which gains the cost`, () => {
+  Deno.test(`pass-through: ${scenario} is byte-exact except message_delta, which gains the cost and any token count it lacks`, () => {
     const sse = read(`${scenario}.sse`);
     const out = passThrough(sse);
     const cut = (s: string) => {
@@ -298,10 +298,19 @@ for (const scenario of ["text", "thinking", "tool_use", "cache_usage"]) {
     assert.equal(afterOut, afterIn);
     const dataIn = JSON.parse(deltaIn.slice(deltaIn.indexOf("data: ") + 6));
     const dataOut = JSON.parse(deltaOut.slice(deltaOut.indexOf("data: ") + 6));
+    // The billed usage here is { input: 1 }: 1 uncached input token, nothing else.
+    const billed = {
+      input_tokens: 1,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    };
     assert.deepEqual(dataOut, {
       ...dataIn,
-      usage: { ...dataIn.usage, cost: 0.25, cost_details: costOf({}, 0.25).details },
+      usage: { ...billed, ...dataIn.usage, cost: 0.25, cost_details: costOf({}, 0.25).details },
     });
+    // The upstream's own figures are never overwritten.
+    for (const [k, v] of Object.entries(dataIn.usage)) assert.deepEqual(dataOut.usage[k], v, k);
   });
 }
 

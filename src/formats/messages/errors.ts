@@ -9,6 +9,7 @@ import { GatewayError } from "../../http/gateway_error.ts";
 import { UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
 
 const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
+const PROVIDER_ACCESS_DENIED = "the model provider denied access to the model";
 const PROVIDER_RATE_LIMIT = "upstream provider rate limit exceeded, retry later";
 const PROVIDER_OVERLOADED = "upstream provider is overloaded, retry later";
 
@@ -53,7 +54,9 @@ const OUR_BILLING = /credit balance|billing|purchase credits/i;
  * An upstream HTTP error to the gateway's error:
  * - 400 / 413 / 422 → same class, upstream message sanitised (the client's request is at
  *   fault, the message helps fix it) — unless it is about our credit balance (→ 502);
- * - 401 / 403 → 502: the upstream refused OUR key; never say more;
+ * - 401 → 502: the upstream refused OUR key; never say more;
+ * - 403 → 403 `permission_error`, the spec's "model access denied" (tried on every
+ *   candidate first), in the gateway's own words;
  * - 404 → 502: the provider does not know the model we mapped the slug to (our catalogue);
  * - 429 → 429 with a fixed message (Anthropic's names our organisation id);
  * - 529 `overloaded_error` (and 503) → 503, which the messages envelope renders as
@@ -74,7 +77,8 @@ export function decodeMessagesError(status: number, body: unknown): GatewayError
       metadata,
     });
   }
-  if (status === 401 || status === 403) return providerError(PROVIDER_AUTH, metadata);
+  if (status === 401) return providerError(PROVIDER_AUTH, metadata);
+  if (status === 403) return new GatewayError(403, PROVIDER_ACCESS_DENIED, { metadata });
   if (status === 429 || type === "rate_limit_error") {
     return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
   }

@@ -28,15 +28,25 @@ Deno.test("upstream 400 about our credit balance is the provider's failure (502)
   assert.doesNotMatch(e.message, /credit balance/);
 });
 
-Deno.test("upstream 401 and 403 (our key) become a 502 that says nothing of the key", () => {
-  for (const status of [401, 403]) {
-    const e = decodeMessagesError(
-      status,
-      body("authentication_error", "invalid x-api-key sk-ant-api03-XYZ"),
-    );
-    assert.equal(e.status, 502);
-    assert.doesNotMatch(e.message, /x-api-key|sk-ant/);
-  }
+Deno.test("upstream 401 (our key) becomes a 502 that says nothing of the key", () => {
+  const e = decodeMessagesError(
+    401,
+    body("authentication_error", "invalid x-api-key sk-ant-api03-XYZ"),
+  );
+  assert.equal(e.status, 502);
+  assert.doesNotMatch(e.message, /x-api-key|sk-ant/);
+});
+
+Deno.test("upstream 403 is the spec's 403 permission_error (model access denied), in the gateway's words", () => {
+  const e = decodeMessagesError(
+    403,
+    body(
+      "permission_error",
+      "Your API key sk-ant-api03-XYZ does not have permission to use claude-x",
+    ),
+  );
+  assert.equal(e.status, 403);
+  assert.equal(e.message, "the model provider denied access to the model");
 });
 
 Deno.test("upstream 429 stays 429 without the organisation id", () => {

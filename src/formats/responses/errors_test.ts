@@ -12,7 +12,7 @@ Deno.test("decodeResponsesError: the spec's status table for the responses endpo
     [401, err("Incorrect API key provided: sk-proj-abc***xyz", "invalid_request_error"), 502],
     [402, "Payment Required", 502],
     [403, err("Your request was flagged by our moderation", "invalid_request_error"), 403],
-    [403, err("Project proj_AbCdEf123456 does not have access", "invalid_request_error"), 502],
+    [403, err("Project proj_AbCdEf123456 does not have access", "invalid_request_error"), 403],
     [404, err("The model `gpt-x` does not exist", "invalid_request_error", "model_not_found"), 502],
     [408, "Request Timeout", 408],
     [429, err("Rate limit reached for gpt-5 in organization org-AbC123def456", "tokens"), 429],
