@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, type GatewayOptions, startGateway, type TestGateway } from "./gateway.ts";
+import type { TestGateway } from "./gateway.ts";
+export { withGateway } from "./gateway.ts";
 
 /** A cheap image-capable chat model served by the `openai` provider (openai-chat, pass-through). */
 export const MODEL = "openai/gpt-4o-mini";
@@ -18,33 +19,6 @@ export const NO_JSON_MODEL = "anthropic/claude-sonnet-4";
 
 export function client(g: TestGateway, key = g.key): OpenAI {
   return new OpenAI({ apiKey: key, baseURL: g.baseURL, maxRetries: 0 });
-}
-
-/**
- * Runs `fn` against a fresh gateway, then waits for every settlement and checks the ledger
- * invariants of the first account and of every account the test made with `g.account`.
- */
-export async function withGateway(
-  fn: (g: TestGateway) => Promise<void>,
-  opts: GatewayOptions = {},
-): Promise<void> {
-  const g = await startGateway(opts);
-  const accounts = [g.accountId];
-  const makeAccount = g.account;
-  g.account = async (balance, o) => {
-    const a = await makeAccount(balance, o);
-    accounts.push(a.accountId);
-    return a;
-  };
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    await g.settled();
-    assert.deepEqual(await checkInvariants(g.store, accounts), []);
-  } finally {
-    await g.close();
-  }
 }
 
 /** A raw POST /v1/chat/completions (a string body is sent as is). */

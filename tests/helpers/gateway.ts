@@ -3,6 +3,7 @@
  * another (Deno.serve, real HTTP), a fresh store (PGlite in memory, or a scratch PostgreSQL
  * database when DATABASE_URL is set) and an account with a key.
  */
+import assert from "node:assert/strict";
 import { type Config, parseConfig } from "../../src/config.ts";
 import { buildGateway, type Gateway } from "../../src/server.ts";
 import { type MockServer, startMock } from "../../src/providers/mock/server.ts";
@@ -158,4 +159,31 @@ export async function checkInvariants(store: Store, accountIds: string[]): Promi
     }
   }
   return problems;
+}
+
+/**
+ * Runs `fn` against a fresh gateway, then waits for every settlement and checks the ledger
+ * invariants of the first account and of every account the test made with `g.account`.
+ */
+export async function withGateway(
+  fn: (g: TestGateway) => Promise<void>,
+  opts: GatewayOptions = {},
+): Promise<void> {
+  const g = await startGateway(opts);
+  const accounts = [g.accountId];
+  const makeAccount = g.account;
+  g.account = async (balance, o) => {
+    const a = await makeAccount(balance, o);
+    accounts.push(a.accountId);
+    return a;
+  };
+  try {
+    await fn(g);
+    await g.settled();
+    await g.mock.idle();
+    await g.settled();
+    assert.deepEqual(await checkInvariants(g.store, accounts), []);
+  } finally {
+    await g.close();
+  }
 }

@@ -7,28 +7,11 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import {
-  checkInvariants,
-  type GatewayOptions,
-  startGateway,
-  type TestGateway,
-} from "../helpers/gateway.ts";
+import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_ANTHROPIC, ALL_VIA_CHAT, ALL_VIA_RESPONSES } from "../helpers/providers.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 
 const MODEL = "anthropic/claude-sonnet-4.5";
-
-async function withGateway(fn: (g: TestGateway) => Promise<void>, opts: GatewayOptions = {}) {
-  const g = await startGateway(opts);
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
-  } finally {
-    await g.close();
-  }
-}
 
 const openai = (g: TestGateway) => new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
 const anthropic = (g: TestGateway) =>

@@ -5,28 +5,13 @@
  * subprocess (embedded store in a temp dir) and run the admin CLI against it.
  */
 import assert from "node:assert/strict";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { hashKey } from "../../src/store/keys.ts";
 
 const CHAT_MODEL = "openai/gpt-4o-mini";
 const MESSAGES_MODEL = "anthropic/claude-sonnet-4.5";
 const EMBEDDING_MODEL = "baai/bge-base-en-v1.5";
 const IMAGE_MODEL = "openai/gpt-image-1";
-
-async function withGateway(
-  fn: (g: TestGateway) => Promise<void>,
-  opts: Parameters<typeof startGateway>[0] = {},
-) {
-  const g = await startGateway(opts);
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
-  } finally {
-    await g.close();
-  }
-}
 
 interface CallOpts {
   key?: string | null;

@@ -7,7 +7,7 @@
  * needs a responses upstream (400 naming it).
  */
 import assert from "node:assert/strict";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_CHAT } from "../helpers/providers.ts";
 import { parseSse as parseSseText } from "../helpers/sse.ts";
 
@@ -84,16 +84,8 @@ function codexBody(name: string, model: string, marker = ""): Obj {
   return body;
 }
 
-async function withGateway(u: Upstream, fn: (g: TestGateway) => Promise<void>) {
-  const g = await startGateway(SETUP[u].opts);
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
-  } finally {
-    await g.close();
-  }
+function withUpstream(u: Upstream, fn: (g: TestGateway) => Promise<void>) {
+  return withGateway(fn, SETUP[u].opts);
 }
 
 function post(g: TestGateway, body: unknown) {
@@ -172,7 +164,7 @@ for (const u of UPSTREAMS) {
     name: `codex via ${u}: the recorded turns stream a completed response`,
     ignore: !hasCodex,
     fn: () =>
-      withGateway(u, async (g) => {
+      withUpstream(u, async (g) => {
         for (const turn of ["responses-turn1", "responses-turn2-function-call-output"]) {
           const { output, response } = await completedStream(
             await post(g, codexBody(turn, model, "[[mock:tokens=3]]")),
@@ -206,7 +198,7 @@ for (const u of UPSTREAMS) {
     name: `codex via ${u}: a call of apply_patch comes back as a custom_tool_call`,
     ignore: !hasCodex,
     fn: () =>
-      withGateway(u, async (g) => {
+      withUpstream(u, async (g) => {
         const body = codexBody("responses-turn1", model, "[[mock:tool=apply_patch]]");
         const res = await post(g, body);
         const text = await res.clone().text();
@@ -255,7 +247,7 @@ for (const u of UPSTREAMS) {
     name: `codex via ${u}: a namespaced call comes back with its name and namespace`,
     ignore: !hasCodex,
     fn: () =>
-      withGateway(u, async (g) => {
+      withUpstream(u, async (g) => {
         const body = codexBody(
           "responses-turn1",
           model,
@@ -296,7 +288,7 @@ for (const u of UPSTREAMS) {
     name: `codex via ${u}: a call of tool_search comes back as a tool_search_call`,
     ignore: !hasCodex,
     fn: () =>
-      withGateway(u, async (g) => {
+      withUpstream(u, async (g) => {
         const body = codexBody("responses-turn1", model, "[[mock:tool=tool_search]]");
         const { output } = await completedStream(await post(g, body));
         const call = output.find((i) => i.type === "tool_search_call");
@@ -311,7 +303,7 @@ for (const u of UPSTREAMS) {
     name: `codex via ${u}: web_search still needs a responses upstream (400 naming it)`,
     ignore: !hasCodex,
     fn: () =>
-      withGateway(u, async (g) => {
+      withUpstream(u, async (g) => {
         const body = codex("responses-turn1");
         body.model = model;
         const res = await post(g, body);

@@ -4,21 +4,13 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 
 const MODEL = "openai/gpt-4o-mini";
 
-async function withWallet(fn: (g: TestGateway) => Promise<void>, balanceRub = "1000") {
-  const g = await startGateway({ quota: "memory", balanceRub });
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
-  } finally {
-    await g.close();
-  }
+function withWallet(fn: (g: TestGateway) => Promise<void>, balanceRub = "1000") {
+  return withGateway(fn, { quota: "memory", balanceRub });
 }
 
 Deno.test("wallet: streaming and whole completions debit exactly the cost shown", async () => {

@@ -6,25 +6,13 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { ceilNano, mul, mulInt, nanoToRub, parseDec } from "../../src/billing/money.ts";
 
 const CLAUDE = "anthropic/claude-sonnet-4.5";
 const GPT = "openai/gpt-5.1";
 /** Both models' catalogue price per search, USD. */
 const SEARCH_PRICE = "0.01";
-
-async function withGateway(fn: (g: TestGateway) => Promise<void>, balanceRub?: string) {
-  const g = await startGateway({ balanceRub });
-  try {
-    await fn(g);
-    await g.settled();
-    await g.mock.idle();
-    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
-  } finally {
-    await g.close();
-  }
-}
 
 /**
  * The debit of `n` searches alone, markup included, rounded up as one generation would be:
@@ -152,5 +140,5 @@ Deno.test("web search: the hold covers the searches a request allows, so a balan
     });
     const ok = await ask(1);
     assert.equal(ok.type, "message");
-  }, "5");
+  }, { balanceRub: "5" });
 });
