@@ -178,17 +178,7 @@ async function runUpstream(
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
-      const failed = new Meter({
-        generationId: hold.generationId,
-        prices: {},
-        promptTokensCounted: 0,
-        startedAt,
-      }, app);
-      failed.observe({
-        type: "error",
-        error: isGatewayError(e) ? e : internalError(),
-      });
-      failed.settle("failed");
+      closeAtNoCost(hold, startedAt, app, isGatewayError(e) ? e : internalError(), "failed");
     }
     throw e;
   }
@@ -277,17 +267,28 @@ async function attempt(
       });
   }
   // Nothing was produced: close the generation at no cost, then answer with the last error.
-  const failed = new Meter({
-    generationId: hold.generationId,
-    prices: {},
-    promptTokensCounted: 0,
-    startedAt,
-  }, app);
-  meters.push(failed);
   const error = lastError ?? noProvider(call.model.id);
-  failed.observe({ type: "error", error });
-  failed.settle(error.status === 499 ? "cancelled" : "failed");
+  meters.push(
+    closeAtNoCost(hold, startedAt, app, error, error.status === 499 ? "cancelled" : "failed"),
+  );
   throw error;
+}
+
+/** Closes a generation that produced nothing: settled at no cost, with the error that ended it. */
+function closeAtNoCost(
+  hold: Hold,
+  startedAt: number,
+  app: AppContext,
+  error: GatewayError,
+  status: "failed" | "cancelled",
+): Meter {
+  const m = new Meter(
+    { generationId: hold.generationId, prices: {}, promptTokensCounted: 0, startedAt },
+    app,
+  );
+  m.observe({ type: "error", error });
+  m.settle(status);
+  return m;
 }
 
 /** The client left during an attempt; its meter has settled. Nobody reads this answer. */
