@@ -103,6 +103,16 @@ export function formatRub(nano: bigint): string {
   return `${neg ? "-" : ""}${whole}${frac ? "." + frac : ""}`;
 }
 
+/**
+ * Nano-roubles as roubles and kopecks for a person to read ("124,35"), rounded up to the
+ * kopeck: shown as what a top-up must reach, it must not fall short.
+ */
+export function formatKopecksUp(nano: bigint): string {
+  const perKopeck = NANO_PER_RUB / 100n;
+  const kopecks = (nano + perKopeck - 1n) / perKopeck;
+  return `${kopecks / 100n},${String(kopecks % 100n).padStart(2, "0")}`;
+}
+
 /** A rouble amount typed by an operator ("100", "12.5") as nano-roubles; more than 9 decimals is an error. */
 export function rubToNano(text: string): bigint {
   const d = parseDec(text);

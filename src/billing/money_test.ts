@@ -3,6 +3,7 @@ import {
   add,
   ceilNano,
   formatDec,
+  formatKopecksUp,
   formatRub,
   mul,
   mulInt,
@@ -54,4 +55,12 @@ Deno.test("formatDec and roundDec give plain decimal strings", () => {
   assert.equal(formatDec(parseDec("1e-7")), "0.0000001");
   assert.equal(formatDec(roundDec(parseDec("0.123456789123"), 9)), "0.123456789");
   assert.equal(formatDec(parseDec("-0.5")), "-0.5");
+});
+
+Deno.test("formatKopecksUp: kopecks rounded up, so the figure shown is enough", () => {
+  assert.equal(formatKopecksUp(0n), "0,00");
+  assert.equal(formatKopecksUp(1n), "0,01");
+  assert.equal(formatKopecksUp(10_000_000n), "0,01");
+  assert.equal(formatKopecksUp(10_000_001n), "0,02");
+  assert.equal(formatKopecksUp(124_350_000_000n), "124,35");
 });

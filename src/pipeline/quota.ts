@@ -1,4 +1,5 @@
 import { estimateHold, type PriceTable } from "../billing/cost.ts";
+import { formatKopecksUp } from "../billing/money.ts";
 import { GatewayError, insufficientBalance } from "../http/gateway_error.ts";
 import { newId } from "../lib/ids.ts";
 import type { Caller } from "./auth.ts";
@@ -45,18 +46,12 @@ export async function reserve(
     // output cap, which a modest balance may not cover though the answer would cost kopecks.
     throw insufficientBalance(
       undefined,
-      `запрос резервирует до ${formatRub(g.amount)} ₽ (оценка запроса и max_tokens или ` +
+      `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ (оценка запроса и max_tokens или ` +
         `предел вывода модели). Уменьшите max_tokens или пополните баланс; лимит расходов ` +
         `ключа тоже учитывается.`,
     );
   }
   return { generationId, amount: g.amount };
-}
-
-/** Roubles with kopecks, rounded up: the figure a top-up must reach. */
-export function formatRub(nano: bigint): string {
-  const kopecks = (nano + 9_999_999n) / 10_000_000n;
-  return `${kopecks / 100n},${String(kopecks % 100n).padStart(2, "0")}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatRub, webSearchAllowance } from "./quota.ts";
+import { webSearchAllowance } from "./quota.ts";
 
 Deno.test("web search allowance: max_uses when stated, a default when not, nothing without the tool", () => {
   const fn = { type: "function", name: "f", parameters: {} };
@@ -27,12 +27,4 @@ Deno.test("web search allowance: max_uses when stated, a default when not, nothi
   );
   assert.equal(webSearchAllowance({ tools: "web_search" }), 0);
   assert.equal(webSearchAllowance({ tools: [null, 3] }), 0);
-});
-
-Deno.test("formatRub: kopecks rounded up, so the figure shown is enough", () => {
-  assert.equal(formatRub(0n), "0,00");
-  assert.equal(formatRub(1n), "0,01");
-  assert.equal(formatRub(10_000_000n), "0,01");
-  assert.equal(formatRub(10_000_001n), "0,02");
-  assert.equal(formatRub(124_350_000_000n), "124,35");
 });
