@@ -1,7 +1,8 @@
 /**
  * Deno Deploy entry: the app exported as `{ fetch }`. Requires DATABASE_URL (no file-system
  * writes here: the embedded store needs a disk Deploy does not give); REDIS_URL shares rate
- * limits across isolates.
+ * limits across isolates. Holds stay in the store one by one (no leased wallet): an isolate
+ * can be evicted at any moment, and settlements gathered in memory would go unbilled.
  */
 import { loadConfig } from "./config.ts";
 import { buildGateway, type Gateway } from "./server.ts";

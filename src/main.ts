@@ -30,8 +30,9 @@ async function main() {
   const operatorToken = cfg.ADMIN_TOKEN ?? newId("op", 32);
   let operator: ReturnType<typeof createOperatorHandler> | undefined;
   const gw = await buildGateway(cfg, {
-    // The embedded store has one writer, this process: holds can live in memory (design §10).
-    quota: embedded ? "memory" : "store",
+    // The embedded store has one writer, this process: holds can live in memory. Instances
+    // sharing PostgreSQL hold against balance each leases from it (design §10).
+    quota: embedded ? "memory" : "lease",
     routes: (ctx) => {
       operator = createOperatorHandler(ctx.store, {
         token: operatorToken,

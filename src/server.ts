@@ -17,6 +17,7 @@ import { type Limiter, MemoryLimiter } from "./limits/limiter.ts";
 import { RedisLimiter } from "./limits/redis.ts";
 import { StoreQuota } from "./billing/quota.ts";
 import { MemoryQuota } from "./billing/wallet.ts";
+import { LeaseQuota } from "./billing/lease.ts";
 import { KeyCache } from "./pipeline/auth.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { createApp, type Handler, type Route } from "./app.ts";
@@ -31,6 +32,8 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+export type QuotaKind = "memory" | "lease" | "store";
+
 export interface BuildOptions {
   env?: (name: string) => string | undefined;
   /** An already-open store (tests share one); otherwise opened from the config. */
@@ -41,9 +44,10 @@ export interface BuildOptions {
   limiter?: Limiter;
   /**
    * `memory`: holds in memory, settlements batched (only for a store this process alone
-   * writes: the embedded one). `store` (default): every hold in the store.
+   * writes: the embedded one). `lease`: holds against balance leased from the store,
+   * settlements batched (any number of instances). `store` (default): every hold in the store.
    */
-  quota?: "memory" | "store";
+  quota?: QuotaKind;
   routes?: (ctx: AppContext) => Route[];
 }
 
@@ -63,7 +67,11 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const ctx: AppContext = {
     cfg,
     store,
-    quota: opts.quota === "memory" ? new MemoryQuota(store) : new StoreQuota(store),
+    quota: opts.quota === "memory"
+      ? new MemoryQuota(store)
+      : opts.quota === "lease"
+      ? new LeaseQuota(store)
+      : new StoreQuota(store),
     catalogue,
     providers: enabled as Provider[],
     breakers: new Breakers(),
@@ -86,7 +94,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     async close() {
       ctx.draining = true;
       await ctx.tracker.idle();
-      await ctx.quota.flush();
+      await ctx.quota.close();
       await ctx.limiter.close();
       if (ownsStore) await store.close();
     },

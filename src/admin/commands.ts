@@ -418,10 +418,16 @@ const COMMANDS: Record<string, Command> = {
     positionals: [],
     async run(store, args) {
       const a = await account(store, required(args, "account"));
+      // Leases (PostgreSQL: instances admit requests against them) are part of held.
+      const leased = await store.leased(a.id);
       return {
-        result: { balance: nanoToRub(a.balance), held: nanoToRub(a.held) },
-        text: `balance ${rubText(a.balance)}, held ${rubText(a.held)}, available ` +
-          rubText(a.balance - a.held),
+        result: {
+          balance: nanoToRub(a.balance),
+          held: nanoToRub(a.held),
+          leased: nanoToRub(leased),
+        },
+        text: `balance ${rubText(a.balance)}, held ${rubText(a.held)} (leased by instances ` +
+          `${rubText(leased)}), available ${rubText(a.balance - a.held)}`,
       };
     },
   },

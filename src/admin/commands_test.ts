@@ -183,13 +183,22 @@ for (const { name, open } of await testStores()) {
     );
   });
 
-  test("balance → {balance, held}; ledger lists entries", async (store) => {
+  test("balance → {balance, held, leased}; ledger lists entries", async (store) => {
     const id = await newAccount(store, "--balance", "3");
     await ok(store, "topup", "--account", id, "--amount", "0.000000001", "--idempotency-key", "k");
     assert.deepEqual(await ok(store, "balance", "--account", id), {
       balance: 3.000000001,
       held: 0,
+      leased: 0,
     });
+    // An instance's lease is part of held, and shown apart.
+    await store.lease("ins_x", id, 1n, 500_000_000n, 60_000);
+    assert.deepEqual(await ok(store, "balance", "--account", id), {
+      balance: 3.000000001,
+      held: 0.5,
+      leased: 0.5,
+    });
+    await store.endLease("ins_x", id);
     const r = await ok(store, "ledger", "--account", id);
     const entries = r.entries as Record<string, unknown>[];
     assert.deepEqual(entries.map((e) => [e.kind, e.amount, e.idempotency_key]), [
@@ -243,7 +252,11 @@ for (const { name, open } of await testStores()) {
     const after = await ok(store, "generations", "--account", id, "--before", all[1].id);
     assert.deepEqual((after.generations as { id: string }[]).map((g) => g.id), [ids[0]]);
     await usage(store, ["generations", "--account", id, "--limit", "0"], /--limit/);
-    assert.deepEqual(await ok(store, "balance", "--account", id), { balance: 9.9995, held: 0.002 });
+    assert.deepEqual(await ok(store, "balance", "--account", id), {
+      balance: 9.9995,
+      held: 0.002,
+      leased: 0,
+    });
   });
 
   test("usage errors", async (store) => {
@@ -264,8 +277,13 @@ for (const { name, open } of await testStores()) {
     assert.deepEqual(await ok(store, "--account", id, "--json", "balance"), {
       balance: 2,
       held: 0,
+      leased: 0,
     });
-    assert.deepEqual(await ok(store, "balance", `--account=${id}`), { balance: 2, held: 0 });
+    assert.deepEqual(await ok(store, "balance", `--account=${id}`), {
+      balance: 2,
+      held: 0,
+      leased: 0,
+    });
     for (const argv of [["--help"], ["help"], ["-h"], ["key", "--help"]]) {
       const r = await runAdmin(store, argv, cfg);
       assert.ok(r.ok);

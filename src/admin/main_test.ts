@@ -154,7 +154,7 @@ Deno.test({
       const { id } = onlyJson(a.out);
       const b = io(env);
       assert.equal(await cli(["--json", "balance", "--account", String(id)], b.io), 0);
-      assert.deepEqual(onlyJson(b.out), { balance: 9, held: 0 });
+      assert.deepEqual(onlyJson(b.out), { balance: 9, held: 0, leased: 0 });
     } finally {
       await scratch.drop();
     }

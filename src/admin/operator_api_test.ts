@@ -92,7 +92,7 @@ Deno.test("operator API runs a command and answers {ok, result, text}", async ()
     assert.equal((await store.getAccount(body.result.id))?.balance, 5_000_000_000n);
 
     const bal = await handle(run(["balance", "--account", body.result.id]), "127.0.0.1");
-    assert.deepEqual((await bal.json()).result, { balance: 5, held: 0 });
+    assert.deepEqual((await bal.json()).result, { balance: 5, held: 0, leased: 0 });
   });
 });
 

@@ -2,19 +2,25 @@ import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 
 /**
  * Where holds live. `StoreQuota` keeps each hold in the store (one statement to reserve, one
- * to settle: correct across any number of instances sharing PostgreSQL). `MemoryQuota`
- * (wallet.ts) keeps them in memory and settles in batches — only for the embedded store,
- * which one process owns. The pipeline sees only this interface (design §10).
+ * to settle). `MemoryQuota` (wallet.ts) keeps them in memory and settles in batches — only
+ * for the embedded store, which one process owns. `LeaseQuota` (lease.ts) holds against a
+ * slice of the balance leased from the store and settles in batches — for any number of
+ * instances sharing PostgreSQL. The pipeline sees only this interface (design §10).
  */
 export interface Quota {
-  /** Reserves the hold and opens the generation; false when funds (or the key's cap) fall short. */
-  reserve(g: GenerationOpen): Promise<boolean>;
+  /**
+   * Reserves the hold and opens the generation; false when funds (or the key's cap) fall
+   * short. `keyCapped`: the key has a spend cap (as of the caller's cached key record).
+   */
+  reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean>;
   /** Settles once: a repeat is a no-op returning false. Resolves when durable. */
   settle(s: Settlement): Promise<boolean>;
   /** Something outside changed balances or limits (an operator command): forget cached figures. */
   invalidate(): void;
   /** Writes everything pending. */
   flush(): Promise<void>;
+  /** Writes everything pending and gives back what the wallet took from the store. */
+  close(): Promise<void>;
 }
 
 export class StoreQuota implements Quota {
@@ -27,6 +33,9 @@ export class StoreQuota implements Quota {
   }
   invalidate() {}
   flush() {
+    return Promise.resolve();
+  }
+  close() {
     return Promise.resolve();
   }
 }

@@ -1,26 +1,6 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import type { Quota } from "./quota.ts";
-
-/**
- * Settlements are gathered this long before they are written (or until a statement's worth
- * waits). A crash loses what was gathered and not yet written, which then bills nothing:
- * about this long's worth, plus a write in flight.
- */
-const flushDelayMs = 25;
-/**
- * Generations per statement. A statement costs ~1.3 ms however small, plus ~0.1 ms a row
- * (embedded PGlite), so rows are gathered, not written one by one; a backlog is written in
- * statements of at most this many, with a turn of the event loop between them.
- */
-const rowsPerStatement = 64;
-/** Between retries while the store refuses a batch. */
-const retryMs = 1_000;
-/**
- * Settlements not yet written past which new requests wait for the store (or, while it
- * refuses writes, are turned away): the store thread must keep up with the requests it
- * bills, and what a crash can lose stays bounded. ~8 statements, about 60 ms of writing.
- */
-const backlogRows = 512;
+import { backlogRows, type Settled, SettlementBatches } from "./batches.ts";
 
 /** Figures of one account (or key): as stored, plus what this process has not written yet. */
 interface Figures {
@@ -35,13 +15,6 @@ interface Figures {
 interface AccountState extends Figures {
   epoch: number;
   keys: Map<string, Figures & { spendLimit: bigint | null }>;
-}
-
-interface Queued {
-  open: GenerationOpen;
-  created: Date;
-  settlement: Settlement;
-  done: (applied: boolean) => void;
 }
 
 /**
@@ -59,29 +32,19 @@ interface Queued {
 export class MemoryQuota implements Quota {
   #accounts = new Map<string, AccountState>();
   #open = new Map<string, { g: GenerationOpen; created: Date }>();
-  #queue: Queued[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #writing: Promise<void> | undefined;
-  #lane: Promise<unknown> = Promise.resolve();
   #epoch = 0;
-  /** Rows of the batch being written (or retried). */
-  #inFlight = 0;
-  /** The last write was refused; cleared by the next that lands. */
-  #failing = false;
-  /** Woken after every write attempt, landed or refused. */
-  #attempted: (() => void)[] = [];
+  readonly #batches: SettlementBatches;
 
-  constructor(
-    private readonly store: Store,
-    private readonly backlog = backlogRows,
-  ) {}
+  constructor(private readonly store: Store, backlog = backlogRows) {
+    this.#batches = new SettlementBatches(
+      (batch) => store.recordSettled(batch),
+      (item, applied) => this.#landed(item, applied),
+      backlog,
+    );
+  }
 
   async reserve(g: GenerationOpen): Promise<boolean> {
-    while (this.#queue.length + this.#inFlight >= this.backlog) {
-      if (this.#failing) throw new Error("the store is refusing settlements; backlog full");
-      if (!this.#writing) this.#write();
-      await new Promise<void>((r) => this.#attempted.push(r));
-    }
+    await this.#batches.room();
     let a = this.#accounts.get(g.accountId);
     if (!a || a.epoch !== this.#epoch || !a.keys.has(g.keyId)) {
       a = await this.#load(g.accountId, g.keyId);
@@ -113,98 +76,38 @@ export class MemoryQuota implements Quota {
     k.held -= g.hold;
     a.pending += s.cost;
     k.pending += s.cost;
-    return new Promise((done) => {
-      this.#queue.push({ open: g, created: open.created, settlement: s, done });
-      this.#schedule(this.#queue.length >= rowsPerStatement ? 0 : flushDelayMs);
-    });
+    return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
 
   invalidate(): void {
     this.#epoch++;
   }
 
-  async flush(): Promise<void> {
-    while (this.#queue.length > 0 || this.#writing) await this.#write();
+  flush(): Promise<void> {
+    return this.#batches.flush();
   }
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.#lane.then(fn);
-    this.#lane = p.catch(() => {});
-    return p;
+  close(): Promise<void> {
+    return this.flush();
   }
 
-  #wake() {
-    for (const wake of this.#attempted.splice(0)) wake();
-  }
-
-  #schedule(ms: number) {
-    if (this.#writing) return;
-    if (this.#timer !== undefined) {
-      if (ms > 0) return;
-      clearTimeout(this.#timer);
+  #landed({ open, settlement }: Settled, applied: boolean) {
+    const a = this.#accounts.get(open.accountId);
+    const k = a?.keys.get(open.keyId);
+    const cost = settlement.cost;
+    if (a) {
+      a.pending -= cost;
+      if (applied) a.stored -= cost;
     }
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#write();
-    }, ms);
-  }
-
-  #write(): Promise<void> {
-    if (this.#writing) return this.#writing;
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
+    if (k) {
+      k.pending -= cost;
+      if (applied) k.stored += cost;
     }
-    const batch = this.#queue.splice(0, rowsPerStatement);
-    if (batch.length === 0) return Promise.resolve();
-    this.#inFlight = batch.length;
-    this.#writing = this.#serial(async () => {
-      for (;;) {
-        let inserted: Set<string>;
-        try {
-          inserted = new Set(await this.store.recordSettled(batch));
-        } catch {
-          // The store is down: the batch waits, its costs still counted as pending.
-          this.#failing = true;
-          this.#wake();
-          await new Promise((r) => setTimeout(r, retryMs));
-          continue;
-        }
-        this.#failing = false;
-        this.#inFlight = 0;
-        for (const q of batch) {
-          const a = this.#accounts.get(q.open.accountId);
-          const k = a?.keys.get(q.open.keyId);
-          const cost = q.settlement.cost;
-          const applied = inserted.has(q.open.id);
-          if (a) {
-            a.pending -= cost;
-            if (applied) a.stored -= cost;
-          }
-          if (k) {
-            k.pending -= cost;
-            if (applied) k.stored += cost;
-          }
-          q.done(applied);
-        }
-        this.#wake();
-        return;
-      }
-    }).finally(() => {
-      this.#writing = undefined;
-      // A full statement's worth is written at once. Fewer rows are gathered again: the
-      // store runs on its own thread, so settlements keep arriving while a batch is written,
-      // and writing those few at once would make a statement of a handful of rows each time
-      // (at one request in flight, a third of a millisecond of the store's CPU per request).
-      const n = this.#queue.length;
-      if (n > 0) this.#schedule(n >= rowsPerStatement ? 0 : flushDelayMs);
-    });
-    return this.#writing;
   }
 
   /** Re-reads an account and its keys from the store, keeping what is in flight here. */
   #load(accountId: string, keyId: string): Promise<AccountState> {
-    return this.#serial(async () => {
+    return this.#batches.serial(async () => {
       const current = this.#accounts.get(accountId);
       // Another request may have loaded it while this one waited in the lane.
       if (current && current.epoch === this.#epoch && current.keys.has(keyId)) return current;

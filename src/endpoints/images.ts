@@ -116,7 +116,9 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   } catch (e) {
     if (isGatewayError(e) && e.status === 402) {
       const a = await app.store.getAccount(caller.accountId).catch(() => null);
-      const available = a ? a.balance - a.held : 0n;
+      // A wallet's lease is part of held but is the account's own money to spend.
+      const leased = a ? await app.store.leased(a.id).catch(() => 0n) : 0n;
+      const available = a ? a.balance - a.held + leased : 0n;
       throw insufficientBalance({ currentBalance: nanoToRub(available) });
     }
     throw e;

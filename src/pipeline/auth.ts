@@ -11,6 +11,8 @@ export interface Caller {
   defaultModel: string | null;
   keyRpm: number | null;
   accountRpm: number | null;
+  /** The key has a spend cap: its holds are checked against it in the store (quota.ts). */
+  keyCapped: boolean;
 }
 
 /**
@@ -106,5 +108,6 @@ export async function authenticate(
     defaultModel: found.account.defaultModel,
     keyRpm: found.key.rpmLimit,
     accountRpm: found.account.rpmLimit,
+    keyCapped: found.key.spendLimit !== null,
   };
 }

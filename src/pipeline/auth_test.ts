@@ -165,6 +165,7 @@ Deno.test("auth: authenticate returns the caller with its limits and default mod
     defaultModel: "openai/gpt-4o-mini",
     keyRpm: 3,
     accountRpm: 7,
+    keyCapped: false,
   });
   await tracker.idle();
   assert.equal(s.touches, 1);

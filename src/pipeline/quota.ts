@@ -11,9 +11,8 @@ export interface Hold {
 }
 
 /**
- * The quota stage: one statement reserves the estimate on the balance and opens the
- * generation row. Kept behind this small function so it can grow into a leased per-instance
- * wallet (design §10) without touching the other stages.
+ * The quota stage: reserves the estimate on the balance through the configured wallet
+ * (src/billing/quota.ts: in the store, in memory, or against a lease).
  */
 export async function reserve(
   app: AppContext,
@@ -34,7 +33,7 @@ export async function reserve(
       model: g.model,
       stream: g.stream,
       hold: g.amount,
-    });
+    }, { keyCapped: caller.keyCapped });
   } catch (e) {
     app.log.log("warn", "reserve failed: store unavailable", { error: (e as Error).message });
     throw new GatewayError(503, "the gateway's store is unavailable; retry shortly", {

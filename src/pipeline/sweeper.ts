@@ -8,6 +8,9 @@ import { settleWithRetry } from "./meter.ts";
  * never billed for a figure the gateway cannot show.
  */
 export async function sweep(app: AppContext, olderThanMs: number): Promise<number> {
+  // Leases of instances that stopped renewing them go back to their accounts' balances.
+  const expired = await app.store.expireLeases();
+  if (expired > 0) app.log.log("warn", "ended expired balance leases", { count: expired });
   const stale = await app.store.staleGenerations(new Date(Date.now() - olderThanMs));
   for (const g of stale) {
     await settleWithRetry(app, {

@@ -12,7 +12,7 @@
  *   balance is credited only from the row actually inserted.
  *
  * Invariants (tested): balance = Σ ledger amounts; Σ debits = −Σ generation costs;
- * held = Σ holds of running generations.
+ * held = Σ holds of running generations + Σ leases.
  */
 import type {
   Account,
@@ -52,10 +52,35 @@ function aliased(cols: string, table: string): string {
 type Row = Record<string, unknown>;
 
 /**
- * Settled generations in one statement (embedded wallet batches): each row inserted already
- * settled, with its debit, ledger entry and key spend. `$1` is a JSON array of rows.
+ * Settled generations in one statement (wallet batches): each row inserted already settled,
+ * with its debit, ledger entry and key spend. `$1` is a JSON array of rows. Leased (`$2` the
+ * instance), the costs also come out of that instance's lease on each account and so out of
+ * `held` — never more than the lease still holds, should the sweeper have ended it.
  */
-const RECORD_SETTLED = `WITH input AS (
+function recordSettledSql(leased: boolean): string {
+  const debit = leased
+    ? `t AS (
+         SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id
+       ), lo AS (
+         SELECT leases.account_id, LEAST(leases.amount, t.total) AS used
+         FROM leases JOIN t ON t.account_id = leases.account_id
+         WHERE leases.instance = $2
+         FOR UPDATE OF leases
+       ), ls AS (
+         UPDATE leases SET amount = leases.amount - lo.used FROM lo
+         WHERE leases.instance = $2 AND leases.account_id = lo.account_id
+       ), a AS (
+         UPDATE accounts SET balance = accounts.balance - t.total,
+           held = accounts.held - coalesce(lo.used, 0)
+         FROM t LEFT JOIN lo ON lo.account_id = t.account_id
+         WHERE accounts.id = t.account_id
+       )`
+    : `a AS (
+         UPDATE accounts SET balance = accounts.balance - t.total
+         FROM (SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id) t
+         WHERE accounts.id = t.account_id
+       )`;
+  return `WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
            id text, account_id text, key_id text, endpoint text, model text, stream boolean,
            status text, hold bigint, cost bigint, cost_details jsonb, provider text,
@@ -75,11 +100,7 @@ const RECORD_SETTLED = `WITH input AS (
          FROM input
          ON CONFLICT (id) DO NOTHING
          RETURNING id, account_id, key_id, cost
-       ), a AS (
-         UPDATE accounts SET balance = accounts.balance - t.total
-         FROM (SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id) t
-         WHERE accounts.id = t.account_id
-       ), l AS (
+       ), ${debit}, l AS (
          INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
          SELECT i.ledger_id, g.account_id, -g.cost, 'debit', g.id, clock_timestamp()
          FROM g JOIN input i ON i.id = g.id WHERE g.cost > 0
@@ -89,6 +110,17 @@ const RECORD_SETTLED = `WITH input AS (
          WHERE api_keys.id = t.key_id
        )
        SELECT id FROM g`;
+}
+const RECORD_SETTLED = recordSettledSql(false);
+const RECORD_SETTLED_LEASED = recordSettledSql(true);
+
+/**
+ * Account rows locked in one order before a leased batch: batches of several instances each
+ * update many accounts, and in arbitrary order two of them could deadlock.
+ */
+const LOCK_ACCOUNTS = `SELECT id FROM accounts
+       WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb))
+       ORDER BY id FOR UPDATE`;
 
 export class SqlStore implements Store {
   readonly #db: Db;
@@ -397,6 +429,7 @@ export class SqlStore implements Store {
 
   async recordSettled(
     items: { open: GenerationOpen; created: Date; settlement: Settlement }[],
+    lease?: string,
   ): Promise<string[]> {
     if (items.length === 0) return [];
     const rows = items.map(({ open: g, created, settlement: s }) => {
@@ -429,10 +462,89 @@ export class SqlStore implements Store {
       };
     });
     const json = JSON.stringify(rows);
+    if (lease !== undefined) {
+      const accounts = JSON.stringify([...new Set(rows.map((r) => r.account_id))]);
+      const inserted = await this.#db.transaction(async (tx) => {
+        await tx.query(LOCK_ACCOUNTS, [accounts]);
+        return tx.query<{ id: string }>(RECORD_SETTLED_LEASED, [json, lease]);
+      });
+      return inserted.map((r) => r.id);
+    }
     const inserted = this.#db.trustedBatch
       ? await this.#db.trustedBatch<{ id: string }>("record_settled", RECORD_SETTLED, json)
       : await this.#db.query<{ id: string }>(RECORD_SETTLED, [json]);
     return inserted.map((r) => r.id);
+  }
+
+  // --- leases ---
+
+  async lease(
+    instance: string,
+    accountId: string,
+    min: bigint,
+    want: bigint,
+    ttlMs: number,
+  ): Promise<bigint> {
+    if (min < 0n || want < min) throw new RangeError("a lease needs 0 ≤ min ≤ want");
+    const rows = await this.#db.query<{ granted: string }>(
+      `WITH cur AS (
+         SELECT id, LEAST($4::bigint, balance - held) AS granted FROM accounts
+         WHERE id = $2 FOR UPDATE
+       ), a AS (
+         UPDATE accounts SET held = accounts.held + cur.granted FROM cur
+         WHERE accounts.id = cur.id AND cur.granted >= $3::bigint AND cur.granted > 0
+         RETURNING cur.granted
+       ), l AS (
+         INSERT INTO leases (instance, account_id, amount, expires)
+         SELECT $1, $2, a.granted, now() + $5::integer * interval '1 millisecond' FROM a
+         ON CONFLICT (instance, account_id) DO UPDATE
+           SET amount = leases.amount + EXCLUDED.amount, expires = EXCLUDED.expires
+       )
+       SELECT granted FROM a`,
+      [instance, accountId, min, want, Math.round(ttlMs)],
+    );
+    return rows.length === 1 ? big(rows[0].granted) : 0n;
+  }
+
+  async endLease(instance: string, accountId: string): Promise<void> {
+    await this.#db.query(
+      `WITH d AS (
+         DELETE FROM leases WHERE instance = $1 AND account_id = $2 RETURNING amount
+       )
+       UPDATE accounts SET held = accounts.held - d.amount FROM d WHERE accounts.id = $2`,
+      [instance, accountId],
+    );
+  }
+
+  async renewLeases(instance: string, ttlMs: number): Promise<string[]> {
+    const rows = await this.#db.query<{ account_id: string }>(
+      `UPDATE leases SET expires = now() + $2::integer * interval '1 millisecond'
+       WHERE instance = $1 RETURNING account_id`,
+      [instance, Math.round(ttlMs)],
+    );
+    return rows.map((r) => r.account_id);
+  }
+
+  async expireLeases(): Promise<number> {
+    const rows = await this.#db.query<{ n: number }>(
+      `WITH d AS (
+         DELETE FROM leases WHERE expires < now() RETURNING account_id, amount
+       ), a AS (
+         UPDATE accounts SET held = accounts.held - t.total
+         FROM (SELECT account_id, sum(amount) AS total FROM d GROUP BY account_id) t
+         WHERE accounts.id = t.account_id
+       )
+       SELECT count(*)::integer AS n FROM d`,
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async leased(accountId: string): Promise<bigint> {
+    const rows = await this.#db.query<{ total: string }>(
+      `SELECT coalesce(sum(amount), 0)::text AS total FROM leases WHERE account_id = $1`,
+      [accountId],
+    );
+    return big(rows[0].total);
   }
 
   // --- generations ---

@@ -62,9 +62,14 @@ async function invariants(store: Store, accountId: string) {
   );
   assert.equal(
     account.held,
-    sum(gens.filter((g) => g.status === "running").map((g) => g.hold)),
-    "held = Σ running holds",
+    sum(gens.filter((g) => g.status === "running").map((g) => g.hold)) +
+      await store.leased(accountId),
+    "held = Σ running holds + Σ leases",
   );
+}
+
+function settled(g: GenerationOpen, cost: bigint) {
+  return { open: g, created: new Date(), settlement: settlement(g.id, cost) };
 }
 
 for (const { name, open: openStore } of await testStores()) {
@@ -81,6 +86,7 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(applied, [
       { version: 1, name: "001_init" },
       { version: 2, name: "002_lean_indexes" },
+      { version: 3, name: "003_leases" },
     ]);
   });
 
@@ -355,6 +361,79 @@ for (const { name, open: openStore } of await testStores()) {
     const future = new Date(Date.now() + 60_000);
     assert.deepEqual((await store.staleGenerations(future)).map((g) => g.id), [a.id]);
     assert.deepEqual(await store.staleGenerations(new Date(Date.now() - 60_000)), []);
+  });
+
+  test("a lease takes up to want, at least min, of the free balance into held", async (store) => {
+    const { account, key } = await seed(store, 10n);
+    assert.equal(await store.lease("ins_a", account.id, 2n, 4n, 60_000), 4n);
+    // 6 free: a lease needing 7 takes nothing.
+    assert.equal(await store.lease("ins_a", account.id, 7n, 8n, 60_000), 0n);
+    assert.equal((await store.getAccount(account.id))?.held, 4n);
+    assert.equal(await store.lease("ins_a", account.id, 3n, 100n, 60_000), 6n);
+    assert.equal(await store.leased(account.id), 10n);
+    // All of it leased: neither another instance nor a hold in the store gets any.
+    assert.equal(await store.lease("ins_b", account.id, 1n, 1n, 60_000), 0n);
+    assert.equal(await store.reserve(open(account.id, key.id, 1n)), false);
+    assert.equal(await store.lease("ins_a", "acc_missing", 0n, 5n, 60_000), 0n);
+    await assert.rejects(store.lease("ins_a", account.id, 3n, 2n, 60_000), RangeError);
+    await invariants(store, account.id);
+  });
+
+  test("concurrent leases never grant more than the free balance", async (store) => {
+    const { account } = await seed(store, 10n);
+    const granted = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => store.lease(`ins_${i}`, account.id, 1n, 3n, 60_000)),
+    );
+    assert.equal(granted.reduce((a, b) => a + b, 0n), 10n);
+    assert.equal((await store.getAccount(account.id))?.held, 10n);
+    await invariants(store, account.id);
+  });
+
+  test("a leased batch debits the balance and the lease, never more than the lease holds", async (store) => {
+    const { account, key } = await seed(store, 10n);
+    const other = await seed(store, 10n);
+    await store.lease("ins_a", account.id, 5n, 5n, 60_000);
+    await store.lease("ins_b", account.id, 1n, 1n, 60_000);
+    const g1 = open(account.id, key.id, 3n);
+    const g2 = open(account.id, key.id, 2n);
+    // An account this instance holds no lease on: debited, held untouched.
+    const g3 = open(other.account.id, other.key.id, 1n);
+    const ids = await store.recordSettled(
+      [settled(g1, 2n), settled(g2, 1n), settled(g3, 1n)],
+      "ins_a",
+    );
+    assert.deepEqual(ids.sort(), [g1.id, g2.id, g3.id].sort());
+    let a = (await store.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held, await store.leased(account.id)], [7n, 3n, 3n]);
+    assert.deepEqual((await store.getAccount(other.account.id))?.held, 0n);
+    // A repeat applies nothing; a cost beyond what the lease holds takes the lease to zero.
+    assert.deepEqual(await store.recordSettled([settled(g1, 2n)], "ins_a"), []);
+    const g4 = open(account.id, key.id, 5n);
+    await store.recordSettled([settled(g4, 4n)], "ins_a");
+    a = (await store.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held, await store.leased(account.id)], [3n, 1n, 1n]);
+    assert.equal((await store.listKeys(account.id))[0].spent, 7n);
+    await invariants(store, account.id);
+    await invariants(store, other.account.id);
+  });
+
+  test("leases end, renew and expire", async (store) => {
+    const { account } = await seed(store, 100n);
+    await store.lease("ins_a", account.id, 10n, 10n, 60_000);
+    await store.lease("ins_b", account.id, 20n, 20n, 1);
+    await store.lease("ins_c", account.id, 30n, 30n, 1);
+    assert.deepEqual(await store.renewLeases("ins_c", 60_000), [account.id]);
+    assert.deepEqual(await store.renewLeases("ins_none", 60_000), []);
+    await new Promise((r) => setTimeout(r, 20));
+    // ins_b's lease expired (not renewed); ins_a's and the renewed ins_c's stay.
+    assert.equal(await store.expireLeases(), 1);
+    assert.equal(await store.expireLeases(), 0);
+    assert.equal((await store.getAccount(account.id))?.held, 40n);
+    await store.endLease("ins_a", account.id);
+    await store.endLease("ins_a", account.id);
+    assert.equal((await store.getAccount(account.id))?.held, 30n);
+    assert.equal(await store.leased(account.id), 30n);
+    await invariants(store, account.id);
   });
 
   test("blobs round-trip", async (store) => {

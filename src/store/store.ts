@@ -171,7 +171,32 @@ export interface Store {
    */
   recordSettled(
     items: { open: GenerationOpen; created: Date; settlement: Settlement }[],
+    lease?: string,
   ): Promise<string[]>;
+
+  /**
+   * Leases (design §10; `lease` in recordSettled names the instance whose leases pay): an
+   * instance takes a slice of an account's free balance (balance − held) into `held`, admits
+   * requests against it from memory, and has their costs come out of the balance and the
+   * lease together. `lease` takes up to `want`, and at least `min`, more into `instance`'s
+   * lease and sets it to expire `ttlMs` from now. Returns the amount granted: 0n, with
+   * nothing changed, when not even `min` is free.
+   */
+  lease(
+    instance: string,
+    accountId: string,
+    min: bigint,
+    want: bigint,
+    ttlMs: number,
+  ): Promise<bigint>;
+  /** Ends `instance`'s lease on the account, giving back all it still holds. */
+  endLease(instance: string, accountId: string): Promise<void>;
+  /** Sets every lease of `instance` to expire `ttlMs` from now; the accounts it still leases. */
+  renewLeases(instance: string, ttlMs: number): Promise<string[]>;
+  /** Gives back every lease past its expiry (its instance stopped); how many were ended. */
+  expireLeases(): Promise<number>;
+  /** Σ leased on the account, by every instance. */
+  leased(accountId: string): Promise<bigint>;
 
   getGeneration(accountId: string, id: string): Promise<Generation | null>;
   /** Newest first; `before` is the cursor (a generation id from the previous page). */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type Config, parseConfig } from "../../src/config.ts";
-import { buildGateway, type Gateway } from "../../src/server.ts";
+import { buildGateway, type Gateway, type QuotaKind } from "../../src/server.ts";
 import { type MockServer, startMock } from "../../src/providers/mock/server.ts";
 import { rubToNano } from "../../src/billing/money.ts";
 import { generateKey } from "../../src/store/keys.ts";
@@ -39,8 +39,12 @@ export interface GatewayOptions {
   config?: Record<string, string>;
   /** Provider keys to leave unset (disables those providers). */
   withoutKeys?: string[];
-  /** Where holds live: in the store (default) or in memory (the embedded wallet). */
-  quota?: "memory" | "store";
+  /**
+   * Where holds live. Default: `TEST_QUOTA` if set, else as production runs on that store —
+   * leased on PostgreSQL; on PGlite in the store, one statement each (the embedded wallet,
+   * `memory`, has tests of its own and runs the whole suite with TEST_QUOTA=memory).
+   */
+  quota?: QuotaKind;
 }
 
 /** Provider keys and base URLs pointing every bundled provider at the mock. */
@@ -92,7 +96,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<TestGatew
   const gw = await buildGateway(cfg, {
     store,
     env: (n) => env[n],
-    quota: opts.quota ?? (Deno.env.get("TEST_QUOTA") as "memory" | undefined),
+    quota: opts.quota ?? (Deno.env.get("TEST_QUOTA") as QuotaKind | undefined) ??
+      (pg ? "lease" : "store"),
   });
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
@@ -130,7 +135,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<TestGatew
   };
 }
 
-/** Every account's balance equals Σ its ledger, held equals Σ open holds, Σ debits = Σ costs. */
+/**
+ * Every account's balance equals Σ its ledger, held equals Σ open holds + Σ leases, Σ debits
+ * = Σ costs.
+ */
 export async function checkInvariants(store: Store, accountIds: string[]): Promise<string[]> {
   const problems: string[] = [];
   for (const id of accountIds) {
@@ -147,8 +155,9 @@ export async function checkInvariants(store: Store, accountIds: string[]): Promi
       if (page.length < 100) break;
       before = page.at(-1)!.id;
     }
-    const held = gens.filter((g) => g.status === "running").reduce((s, g) => s + g.hold, 0n);
-    if (held !== a.held) problems.push(`${id}: held ${a.held} ≠ Σ open holds ${held}`);
+    const held = gens.filter((g) => g.status === "running").reduce((s, g) => s + g.hold, 0n) +
+      await store.leased(id);
+    if (held !== a.held) problems.push(`${id}: held ${a.held} ≠ Σ open holds + leases ${held}`);
     const debits = ledger.filter((e) => e.kind === "debit").reduce((s, e) => s - e.amount, 0n);
     const costs = gens.reduce((s, g) => s + g.cost, 0n);
     if (debits !== costs) problems.push(`${id}: Σ debits ${debits} ≠ Σ generation costs ${costs}`);
@@ -159,6 +168,12 @@ export async function checkInvariants(store: Store, accountIds: string[]): Promi
     }
   }
   return problems;
+}
+
+/** What the account's generations hold: its `held` less what wallets lease (part of held). */
+export async function heldByGenerations(store: Store, accountId: string): Promise<bigint> {
+  const a = await store.getAccount(accountId);
+  return a!.held - await store.leased(accountId);
 }
 
 /**

@@ -4,6 +4,7 @@
  * and not, and the generation history (`x-generation-id`, `GET /v1/generations[/{id}]`).
  */
 import assert from "node:assert/strict";
+import { heldByGenerations } from "../helpers/gateway.ts";
 import type OpenAI from "openai";
 import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
@@ -36,7 +37,7 @@ async function assertDebit(g: TestGateway, id: string, before: bigint, shownCost
   assert.equal(debits.length, 1);
   assert.equal(debits[0].kind, "debit");
   assert.equal(debits[0].amount, -delta);
-  assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+  assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
 }
 
 Deno.test("chat billing: 402 with no upstream call when the balance cannot cover the hold", () =>
@@ -54,7 +55,7 @@ Deno.test("chat billing: 402 with no upstream call when the balance cannot cover
     assert.equal(typeof err.metadata, "object");
     assert.equal(g.mock.stats.calls.length, calls, "the upstream was not called");
     const a = (await g.store.getAccount(poor.accountId))!;
-    assert.equal(a.held, 0n, "no hold left behind");
+    assert.equal(await heldByGenerations(g.store, a.id), 0n, "no hold left behind");
     assert.equal(a.balance, before);
     assert.deepEqual(await g.store.listGenerations(poor.accountId, { limit: 10 }), []);
   }));
@@ -71,7 +72,7 @@ Deno.test("chat billing: 402 on a streaming request too, before any byte of stre
     );
     assert.equal(e.status, 402);
     assert.equal(g.mock.stats.calls.length, 0);
-    assert.equal((await g.store.getAccount(poor.accountId))!.held, 0n);
+    assert.equal(await heldByGenerations(g.store, poor.accountId), 0n);
   }));
 
 for (const model of [MODEL, ANTHROPIC_MODEL]) {

@@ -4,6 +4,7 @@
  * The upstream side is read from `mock.stats.calls[..].body`.
  */
 import assert from "node:assert/strict";
+import { heldByGenerations } from "../helpers/gateway.ts";
 import type OpenAI from "openai";
 import {
   ANTHROPIC_MODEL,
@@ -86,7 +87,7 @@ Deno.test("chat input: an image part on a model without image input → 400, no 
     );
     assert.match(message, /messages\[0\]\.content\[1\]/);
     assert.equal(g.mock.stats.calls.length, 0);
-    assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+    assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
   }));
 
 Deno.test("chat input: a trailing assistant message (prefill) is the last message upstream", () =>

@@ -6,6 +6,7 @@
  * generation exactly once, at the cost of what was consumed.
  */
 import assert from "node:assert/strict";
+import { heldByGenerations } from "../helpers/gateway.ts";
 import OpenAI from "openai";
 import { rubToNano } from "../../src/billing/money.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
@@ -78,7 +79,7 @@ async function assertFailedSettlement(g: TestGateway, id: string, before: bigint
   assert.equal(before - (await balance(g)), gen.cost);
   const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
   assert.equal(debits.length, 1);
-  assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+  assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
   return gen;
 }
 
@@ -199,7 +200,7 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
         assert.equal(debits.length, 1, "exactly one debit");
         assert.equal(debits[0].amount, -gen.cost);
         assert.equal(before - (await balance(g)), gen.cost);
-        assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+        assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
         // Nothing settles it a second time later.
         await new Promise((r) => setTimeout(r, 200));
         await g.settled();
@@ -224,7 +225,7 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
         assert.equal(before - (await balance(g)), gen.cost);
         const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === id);
         assert.equal(debits.length, 1);
-        assert.equal((await g.store.getAccount(g.accountId))!.held, 0n);
+        assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
       }, { config: { CANCEL_POLICY: "drain" } }),
   );
 }

@@ -4,7 +4,12 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import {
+  checkInvariants,
+  heldByGenerations,
+  startGateway,
+  type TestGateway,
+} from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 import { answerText } from "../../src/providers/mock/server.ts";
 import { postChat, sseData } from "../helpers/chat.ts";
@@ -49,7 +54,7 @@ Deno.test("chat: non-streaming completion returns text, usage and the debited co
     await g.settled();
     const after = (await g.store.getAccount(g.accountId))!;
     assert.equal(nanoToRub(before - after.balance), usage.cost);
-    assert.equal(after.held, 0n);
+    assert.equal(await heldByGenerations(g.store, after.id), 0n);
     const gen = await g.store.getGeneration(g.accountId, genId);
     assert.equal(gen?.status, "completed");
     assert.equal(gen?.usageSource, "upstream");

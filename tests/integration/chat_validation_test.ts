@@ -5,6 +5,7 @@
  * message names the field, and that nothing reached the upstream or the balance.
  */
 import assert from "node:assert/strict";
+import { heldByGenerations } from "../helpers/gateway.ts";
 import type OpenAI from "openai";
 import type { TestGateway } from "../helpers/gateway.ts";
 import {
@@ -25,7 +26,7 @@ const USER = [{ role: "user" as const, content: "Hello [[mock:tokens=3]]" }];
 async function untouched(g: TestGateway, accountId = g.accountId) {
   assert.equal(g.mock.stats.calls.length, 0, "no upstream call for a rejected request");
   const a = (await g.store.getAccount(accountId))!;
-  assert.equal(a.held, 0n);
+  assert.equal(await heldByGenerations(g.store, a.id), 0n);
   assert.deepEqual(await g.store.listGenerations(accountId, { limit: 10 }), []);
 }
 

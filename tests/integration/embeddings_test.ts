@@ -4,7 +4,12 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import {
+  checkInvariants,
+  heldByGenerations,
+  startGateway,
+  type TestGateway,
+} from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 import { estimateTokens } from "../../src/billing/count.ts";
 
@@ -82,7 +87,7 @@ Deno.test("embeddings: float vectors, usage with cost, and the debit equals the 
     await g.settled();
     const after = await balance(g);
     assert.equal(nanoToRub(before - after.balance), usage.cost);
-    assert.equal(after.held, 0n);
+    assert.equal(await heldByGenerations(g.store, after.id), 0n);
     const gen = await g.store.getGeneration(g.accountId, genId);
     assert.equal(gen?.status, "completed");
     assert.equal(gen?.endpoint, "embeddings");
@@ -276,7 +281,7 @@ Deno.test("embeddings: provider failure is a 502 and costs nothing", async () =>
     await g.settled();
     const after = await balance(g);
     assert.equal(after.balance, before.balance);
-    assert.equal(after.held, 0n);
+    assert.equal(await heldByGenerations(g.store, after.id), 0n);
     const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
     assert.equal(gen.status, "failed");
     assert.equal(gen.cost, 0n);

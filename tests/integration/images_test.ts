@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import {
+  checkInvariants,
+  heldByGenerations,
+  startGateway,
+  type TestGateway,
+} from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 import { type BlobStore, setBlobStore } from "../../src/blobs/mod.ts";
 import { allowReferenceHostsForTests } from "../../src/endpoints/images.ts";
@@ -84,7 +89,7 @@ Deno.test("images: b64_json by default, usage with cost, the debit equals the co
     await g.settled();
     const after = await account(g);
     assert.equal(nanoToRub(before - after.balance), usage.cost);
-    assert.equal(after.held, 0n);
+    assert.equal(await heldByGenerations(g.store, after.id), 0n);
     const gen = (await g.store.getGeneration(g.accountId, genId))!;
     assert.equal(gen.status, "completed");
     assert.equal(gen.endpoint, "images");
@@ -334,7 +339,7 @@ Deno.test("images: a provider failure is a 502 and costs nothing", async () => {
     await g.settled();
     const after = await account(g);
     assert.equal(after.balance, before.balance);
-    assert.equal(after.held, 0n);
+    assert.equal(await heldByGenerations(g.store, after.id), 0n);
     const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
     assert.equal(gen.status, "failed");
     assert.equal(gen.cost, 0n);

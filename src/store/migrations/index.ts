@@ -6,6 +6,7 @@
  */
 import init from "./001_init.ts";
 import leanIndexes from "./002_lean_indexes.ts";
+import leases from "./003_leases.ts";
 
 export interface Migration {
   version: number;
@@ -16,4 +17,5 @@ export interface Migration {
 export const migrations: readonly Migration[] = [
   { version: 1, name: "001_init", sql: init },
   { version: 2, name: "002_lean_indexes", sql: leanIndexes },
+  { version: 3, name: "003_leases", sql: leases },
 ];

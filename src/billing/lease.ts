@@ -1,0 +1,234 @@
+import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
+import { newId } from "../lib/ids.ts";
+import type { Quota } from "./quota.ts";
+import { backlogRows, type Settled, SettlementBatches } from "./batches.ts";
+
+export interface LeaseTiming {
+  /** How long a lease outlives its instance's last renewal before the sweeper gives it back. */
+  ttlMs: number;
+  renewEveryMs: number;
+  /**
+   * The instance trusts a lease this much less long than the store keeps it: its own clock
+   * starts before the statement that set the expiry, and a late tick must not outrun it.
+   */
+  safetyMs: number;
+  /** An account's lease unused this long, with nothing of it in flight, is given back. */
+  idleMs: number;
+  tickMs: number;
+}
+
+const defaultTiming: LeaseTiming = {
+  ttlMs: 30_000,
+  renewEveryMs: 10_000,
+  safetyMs: 5_000,
+  idleMs: 5_000,
+  tickMs: 1_000,
+};
+
+/**
+ * A lease is taken this many holds at a time (at most the account's free balance), and
+ * topped up in the background when fewer than `lowWaterHolds` remain, so a steady stream of
+ * requests rarely waits for a statement. Holds are worst cases (a whole output cap), costs
+ * mostly far less, so a lease serves many more requests than this.
+ */
+const holdsPerLease = 8n;
+const lowWaterHolds = 2n;
+
+interface Lease {
+  /** Leased and not committed to any hold in flight or cost not yet written. */
+  free: bigint;
+  /** Local time after which `free` is no longer trusted (the store may have ended it). */
+  validUntil: number;
+  lastUsed: number;
+  /** Generations of this account open here or settled and not yet written. */
+  busy: number;
+  topUp?: Promise<bigint>;
+  ending?: Promise<void>;
+}
+
+/**
+ * The clustered wallet (design §10): each instance leases a slice of an account's balance
+ * from PostgreSQL — the lease is part of the account's `held`, so no other instance can
+ * commit it — admits requests against it in memory, and writes their settlements in
+ * batches that debit the balance and shrink the lease together. One statement per few
+ * leases' worth of requests, one per batch of settlements, instead of two per request.
+ *
+ * An account can be refused while another instance still holds an unused part of its
+ * balance: leases are bounded (a few holds each) and given back after `idleMs` unused, or by
+ * the sweeper `ttlMs` after their instance stopped renewing them. Keys with a spend cap
+ * are held and settled in the store one by one, as `StoreQuota` does: their cap counts
+ * every instance's holds. A process that dies loses its unwritten settlements (about
+ * `flushDelayMs` of them, see batches.ts), which then bill nothing.
+ */
+export class LeaseQuota implements Quota {
+  readonly instance = newId("ins", 12);
+  #leases = new Map<string, Lease>();
+  #open = new Map<string, { g: GenerationOpen; created: Date }>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #renewedAt = Date.now();
+  #renewing = false;
+  readonly #batches: SettlementBatches;
+
+  readonly #t: LeaseTiming;
+
+  constructor(
+    private readonly store: Store,
+    opts: { backlog?: number; timing?: Partial<LeaseTiming> } = {},
+  ) {
+    this.#t = { ...defaultTiming, ...opts.timing };
+    this.#batches = new SettlementBatches(
+      (batch) => store.recordSettled(batch, this.instance),
+      (item, applied) => this.#landed(item, applied),
+      opts.backlog ?? backlogRows,
+    );
+  }
+
+  async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
+    // Not in #open: its settlement goes to the store too.
+    if (opts.keyCapped) return this.store.reserve(g);
+    if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
+    await this.#batches.room();
+    this.#startTicking();
+    let toppedUp = false;
+    for (;;) {
+      let l = this.#leases.get(g.accountId);
+      if (!l) {
+        l = { free: 0n, validUntil: 0, lastUsed: Date.now(), busy: 0 };
+        this.#leases.set(g.accountId, l);
+      }
+      if (l.ending) {
+        await l.ending;
+        continue;
+      }
+      const now = Date.now();
+      if (now >= l.validUntil) l.free = 0n;
+      // No await between the check and the hold: they are one step.
+      if (l.free >= g.hold) {
+        l.free -= g.hold;
+        l.busy++;
+        l.lastUsed = now;
+        this.#open.set(g.id, { g, created: new Date() });
+        if (!l.topUp && l.free < lowWaterHolds * g.hold) {
+          this.#topUp(g.accountId, l, 0n, holdsPerLease * g.hold - l.free).catch(() => {});
+        }
+        return true;
+      }
+      if (l.topUp) {
+        await l.topUp.catch(() => {});
+        continue;
+      }
+      if (toppedUp) return false;
+      toppedUp = true;
+      const need = g.hold - l.free;
+      const want = holdsPerLease * g.hold - l.free;
+      await this.#topUp(g.accountId, l, need, want > need ? want : need);
+    }
+  }
+
+  settle(s: Settlement): Promise<boolean> {
+    // Refused before any figure moves: a negative cost would also poison its batch forever.
+    if (s.cost < 0n) return Promise.reject(new RangeError("a cost cannot be negative"));
+    const open = this.#open.get(s.generationId);
+    // Not held here (a capped key's, or a row the sweeper found): the store's own settlement.
+    if (!open) return this.store.settle(s);
+    this.#open.delete(s.generationId);
+    const { g } = open;
+    const l = this.#leases.get(g.accountId)!;
+    // What the hold did not use is free again; the cost stays committed until written.
+    l.free += g.hold - s.cost;
+    l.lastUsed = Date.now();
+    return this.#batches.add({ open: g, created: open.created, settlement: s });
+  }
+
+  invalidate(): void {
+    // Nothing cached: a lease is taken from the balance as it stands in the store.
+  }
+
+  flush(): Promise<void> {
+    return this.#batches.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+    await Promise.all([...this.#leases.values()].map((l) => l.topUp?.catch(() => {})));
+    const ends = [];
+    for (const [accountId, l] of this.#leases) {
+      if (l.busy === 0 && !l.ending) ends.push(this.#end(accountId, l));
+    }
+    await Promise.all(ends);
+  }
+
+  #landed({ open, settlement }: Settled, applied: boolean) {
+    const l = this.#leases.get(open.accountId)!;
+    l.busy--;
+    // Not applied (already in the store): the lease did not pay for it.
+    if (!applied) l.free += settlement.cost;
+  }
+
+  #topUp(accountId: string, l: Lease, min: bigint, want: bigint): Promise<bigint> {
+    const started = Date.now();
+    const p = this.store.lease(this.instance, accountId, min, want, this.#t.ttlMs).then(
+      (granted) => {
+        if (granted > 0n) {
+          l.free += granted;
+          l.validUntil = started + this.#t.ttlMs - this.#t.safetyMs;
+        }
+        return granted;
+      },
+    ).finally(() => {
+      if (l.topUp === p) l.topUp = undefined;
+    });
+    l.topUp = p;
+    return p;
+  }
+
+  /** Gives the whole lease back; through the batch lane, so no batch is paying from it. */
+  #end(accountId: string, l: Lease): Promise<void> {
+    l.ending = this.#batches.serial(() => this.store.endLease(this.instance, accountId)).then(
+      () => {
+        this.#leases.delete(accountId);
+      },
+      () => {
+        l.ending = undefined; // the store is down: tried again next tick
+      },
+    );
+    return l.ending;
+  }
+
+  #startTicking() {
+    if (this.#timer !== undefined) return;
+    const timer = setInterval(() => this.#tick(), this.#t.tickMs);
+    Deno.unrefTimer(timer);
+    this.#timer = timer;
+  }
+
+  #tick() {
+    const now = Date.now();
+    for (const [accountId, l] of this.#leases) {
+      if (l.busy === 0 && !l.topUp && !l.ending && now - l.lastUsed >= this.#t.idleMs) {
+        this.#end(accountId, l);
+      }
+    }
+    if (this.#leases.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    if (this.#renewing || now - this.#renewedAt < this.#t.renewEveryMs) return;
+    this.#renewing = true;
+    this.store.renewLeases(this.instance, this.#t.ttlMs).then((accounts) => {
+      this.#renewedAt = now;
+      const live = new Set(accounts);
+      for (const [accountId, l] of this.#leases) {
+        if (live.has(accountId)) {
+          l.validUntil = Math.max(l.validUntil, now + this.#t.ttlMs - this.#t.safetyMs);
+        } // Ended by the sweeper (this instance stalled past the expiry): nothing is leased.
+        else if (!l.topUp) l.free = 0n;
+      }
+    }, () => {}).finally(() => {
+      this.#renewing = false;
+    });
+  }
+}

@@ -1,0 +1,195 @@
+import assert from "node:assert/strict";
+import { LeaseQuota } from "./lease.ts";
+import { testStores } from "../../tests/helpers/store.ts";
+import { checkInvariants } from "../../tests/helpers/gateway.ts";
+import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
+import { newId } from "../lib/ids.ts";
+
+function settlement(id: string, cost: bigint): Settlement {
+  return {
+    generationId: id,
+    status: "completed",
+    cost,
+    costDetails: {},
+    provider: "p",
+    upstreamModel: "m",
+    finishReason: "stop",
+    tokens: { input: 10, output: 5 },
+    usageSource: "upstream",
+    latencyMs: 3,
+    ttftMs: 1,
+    error: null,
+  };
+}
+
+async function setup(store: Store, balance: bigint, spendLimit?: bigint) {
+  const account = await store.createAccount("l", balance);
+  const key = await store.createKey(account.id, newId("h", 32), "tg_l", null);
+  if (spendLimit !== undefined) await store.setKeyLimits(key.id, { spend: spendLimit });
+  const open = (hold: bigint): GenerationOpen => ({
+    id: newId("gen"),
+    accountId: account.id,
+    keyId: key.id,
+    endpoint: "chat",
+    model: "m",
+    stream: false,
+    hold,
+  });
+  return { account, key, open };
+}
+
+/** The store, counting calls of `lease` and failing `recordSettled` while `failing` is set. */
+function instrumented(store: Store) {
+  const state = { leases: 0, failing: false };
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === "lease") {
+        return (...args: Parameters<Store["lease"]>) => {
+          state.leases++;
+          return target.lease(...args);
+        };
+      }
+      if (prop === "recordSettled") {
+        return (...args: Parameters<Store["recordSettled"]>) =>
+          state.failing ? Promise.reject(new Error("store down")) : target.recordSettled(...args);
+      }
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { store: wrapped, state };
+}
+
+const held = async (store: Store, accountId: string) => (await store.getAccount(accountId))!.held;
+
+for (const { name, open: openStore } of await testStores()) {
+  const test = (title: string, fn: (s: Store) => Promise<void>) =>
+    Deno.test(`${name}: lease wallet: ${title}`, async () => {
+      const store = await openStore();
+      try {
+        await fn(store);
+      } finally {
+        await store.close();
+      }
+    });
+
+  test("many requests per lease statement; exact debits; the lease is given back on close", async (base) => {
+    const { store, state } = instrumented(base);
+    const { account, open } = await setup(store, 10_000n);
+    const q = new LeaseQuota(store);
+    const settled = [];
+    for (let i = 0; i < 40; i++) {
+      const g = open(100n);
+      assert.equal(await q.reserve(g), true);
+      settled.push(q.settle(settlement(g.id, 7n)));
+    }
+    assert.deepEqual(await Promise.all(settled), Array(40).fill(true));
+    // 40 holds of 100 against leases of 8 holds, costs 7: a handful of statements, not 40.
+    assert.ok(state.leases <= 3, `${state.leases} lease statements`);
+    const a = (await store.getAccount(account.id))!;
+    assert.equal(a.balance, 10_000n - 40n * 7n);
+    assert.ok(a.held > 0n, "the lease stays while the wallet is open");
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+    await q.close();
+    assert.equal(await held(store, account.id), 0n);
+    assert.equal(await store.leased(account.id), 0n);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("admits exactly what the balance less what is in flight allows", async (store) => {
+    const { account, open } = await setup(store, 100n);
+    const q = new LeaseQuota(store);
+    const first = open(60n);
+    assert.equal(await q.reserve(first), true);
+    assert.equal(await q.reserve(open(50n)), false);
+    assert.equal(await q.reserve(open(40n)), true);
+    assert.equal(await q.reserve(open(1n)), false);
+    await q.settle(settlement(first.id, 10n));
+    // 90 left, 40 of it in flight: 50 is free again, 51 is not.
+    assert.equal(await q.reserve(open(51n)), false);
+    assert.equal(await q.reserve(open(50n)), true);
+    assert.equal((await store.getAccount(account.id))!.balance, 90n);
+    await q.close();
+  });
+
+  test("two instances share one balance without overspending it", async (store) => {
+    const { account, open } = await setup(store, 1_000n);
+    const qs = [new LeaseQuota(store), new LeaseQuota(store)];
+    const admitted: { q: LeaseQuota; g: GenerationOpen }[] = [];
+    await Promise.all(Array.from({ length: 60 }, async (_, i) => {
+      const q = qs[i % 2];
+      const g = open(40n);
+      if (await q.reserve(g)) admitted.push({ q, g });
+    }));
+    // Nothing settles meanwhile: at most 1000 / 40 holds fit.
+    assert.ok(admitted.length <= 25, `${admitted.length} admitted`);
+    assert.ok(admitted.length >= 20, `${admitted.length} admitted`);
+    await Promise.all(admitted.map(({ q, g }) => q.settle(settlement(g.id, 40n))));
+    await Promise.all(qs.map((q) => q.close()));
+    const a = (await store.getAccount(account.id))!;
+    assert.equal(a.balance, 1_000n - 40n * BigInt(admitted.length));
+    assert.equal(a.held, 0n);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("a key with a spend cap is held and settled in the store", async (store) => {
+    const { account, open } = await setup(store, 1_000n, 50n);
+    const q = new LeaseQuota(store);
+    const g = open(30n);
+    assert.equal(await q.reserve(g, { keyCapped: true }), true);
+    assert.equal((await store.getGeneration(account.id, g.id))?.status, "running");
+    assert.equal(await q.reserve(open(30n), { keyCapped: true }), false);
+    assert.equal(await q.settle(settlement(g.id, 20n)), true);
+    assert.equal((await store.getGeneration(account.id, g.id))?.cost, 20n);
+    assert.equal(await store.leased(account.id), 0n);
+    await q.close();
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("a refused batch is retried and applied once", async (base) => {
+    const { store, state } = instrumented(base);
+    const { account, open } = await setup(store, 1_000n);
+    const q = new LeaseQuota(store);
+    const g = open(100n);
+    assert.equal(await q.reserve(g), true);
+    state.failing = true;
+    const done = q.settle(settlement(g.id, 30n));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await store.getAccount(account.id))!.balance, 1_000n);
+    state.failing = false;
+    assert.equal(await done, true);
+    assert.equal((await store.getAccount(account.id))!.balance, 970n);
+    await q.close();
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("an idle lease is given back; a lease past its trusted time is not used", async (store) => {
+    const { account, open } = await setup(store, 100n);
+    const q = new LeaseQuota(store, {
+      timing: { ttlMs: 300, safetyMs: 150, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
+    });
+    const g = open(10n);
+    assert.equal(await q.reserve(g), true);
+    await q.settle(settlement(g.id, 0n));
+    assert.equal(await store.leased(account.id), 80n);
+    // The instance stalls past the expiry; the sweeper gives the lease back and another
+    // instance takes the whole balance. The stale lease must not admit anything.
+    await new Promise((r) => setTimeout(r, 350));
+    assert.equal(await store.expireLeases(), 1);
+    assert.equal(await store.lease("ins_other", account.id, 100n, 100n, 60_000), 100n);
+    assert.equal(await q.reserve(open(10n)), false);
+    await store.endLease("ins_other", account.id);
+    await q.close();
+
+    const idle = new LeaseQuota(store, { timing: { idleMs: 50, tickMs: 10 } });
+    const h = open(10n);
+    assert.equal(await idle.reserve(h), true);
+    await idle.settle(settlement(h.id, 3n));
+    assert.ok(await store.leased(account.id) > 0n);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await store.leased(account.id), 0n);
+    assert.equal(await held(store, account.id), 0n);
+    await idle.close();
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+}
