@@ -45,6 +45,8 @@ export interface GatewayOptions {
    * `memory`, has tests of its own and runs the whole suite with TEST_QUOTA=memory).
    */
   quota?: QuotaKind;
+  /** Another gateway's store, to run a second instance on it (left open at close). */
+  store?: Store;
 }
 
 /** Provider keys and base URLs pointing every bundled provider at the mock. */
@@ -92,7 +94,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<TestGatew
   const env = mockEnv(mock.url, {}, opts.withoutKeys);
   const { cfg, providersFile } = await testConfig(opts.providers, opts.config);
   const [, pg] = await testStores();
-  const store = await (pg ?? (await testStores())[0]).open();
+  const store = opts.store ?? await (pg ?? (await testStores())[0]).open();
   const gw = await buildGateway(cfg, {
     store,
     env: (n) => env[n],
@@ -128,7 +130,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<TestGatew
     async close() {
       await server.shutdown();
       await gw.close();
-      await store.close();
+      if (!opts.store) await store.close();
       await mock.close();
       if (providersFile) await Deno.remove(providersFile).catch(() => {});
     },

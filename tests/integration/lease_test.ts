@@ -1,0 +1,108 @@
+/**
+ * The leased wallet (instances sharing PostgreSQL) behind real servers: two gateway instances
+ * on one store serve one account, each against the slice of its balance it leased.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+
+/** Two instances with leased wallets on one store; the first one's account and key serve both. */
+async function withCluster(
+  balanceRub: string,
+  fn: (a: TestGateway, b: TestGateway) => Promise<void>,
+): Promise<void> {
+  const a = await startGateway({ quota: "lease", balanceRub });
+  let b: TestGateway | undefined;
+  try {
+    b = await startGateway({ quota: "lease", store: a.store });
+    await fn(a, b);
+    await Promise.all([a.settled(), b.settled()]);
+    assert.deepEqual(await checkInvariants(a.store, [a.accountId]), []);
+    // Closing an instance gives its leases back: nothing stays held.
+    await b.close();
+    b = undefined;
+    await a.gw.ctx.quota.close();
+    assert.equal((await a.store.getAccount(a.accountId))!.held, 0n);
+    assert.equal(await a.store.leased(a.accountId), 0n);
+    assert.deepEqual(await checkInvariants(a.store, [a.accountId]), []);
+  } finally {
+    await b?.close();
+    await a.close();
+  }
+}
+
+function ask(g: TestGateway, key: string, content: string) {
+  return fetch(`${g.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, max_tokens: 100, messages: [{ role: "user", content }] }),
+  });
+}
+
+Deno.test("leased wallet: two instances bill one account exactly what each answer shows", async () => {
+  await withCluster("1000", async (a, b) => {
+    const clients = [a, b].map((g) =>
+      new OpenAI({ apiKey: a.key, baseURL: g.baseURL, maxRetries: 0 })
+    );
+    const costs = await Promise.all(Array.from({ length: 24 }, async (_, i) => {
+      const client = clients[i % 2];
+      if (i % 3 === 0) {
+        let cost = 0;
+        for await (
+          const c of await client.chat.completions.create({
+            model: MODEL,
+            messages: [{ role: "user", content: `n${i} [[mock:tokens=${i + 1}]]` }],
+            stream: true,
+          })
+        ) if (c.usage) cost = (c.usage as unknown as { cost: number }).cost;
+        return cost;
+      }
+      const r = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: "user", content: `n${i} [[mock:tokens=${i + 1}]]` }],
+      });
+      return (r.usage as unknown as { cost: number }).cost;
+    }));
+    assert.equal(a.mock.stats.total + b.mock.stats.total, 24);
+    assert.ok(a.mock.stats.total > 0 && b.mock.stats.total > 0, "both instances served");
+    await Promise.all([a.settled(), b.settled()]);
+    const acct = (await a.store.getAccount(a.accountId))!;
+    const debited = rubToNano("1000") - acct.balance;
+    const shown = costs.reduce((s, c) => s + rubToNano(String(c)), 0n);
+    assert.equal(debited, shown, `debited ${nanoToRub(debited)}, shown ${nanoToRub(shown)}`);
+    // Each instance still holds its lease: held is leases only.
+    assert.equal(acct.held, await a.store.leased(a.accountId));
+    assert.ok(acct.held > 0n);
+  });
+});
+
+Deno.test("leased wallet: 30 concurrent requests over two instances on a balance of 3 holds admit 3", async () => {
+  // One call's hold at max_tokens 100 for this model is found first, on a rich account.
+  const probe = await startGateway({ quota: "memory" });
+  let hold: bigint;
+  try {
+    const res = await ask(probe, probe.key, "x [[mock:tokens=5,first=300]]");
+    await res.body?.cancel();
+    await probe.settled();
+    const [gen] = await probe.store.listGenerations(probe.accountId, { limit: 1 });
+    hold = gen.hold;
+  } finally {
+    await probe.close();
+  }
+  const rub = (hold * 3n + hold / 2n).toString().padStart(10, "0");
+  await withCluster(`${rub.slice(0, -9)}.${rub.slice(-9)}`, async (a, b) => {
+    const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
+      const res = await ask(i % 2 ? b : a, a.key, "x [[mock:tokens=5,first=300]]");
+      await res.body?.cancel();
+      return res.status;
+    }));
+    assert.equal(statuses.filter((s) => s === 200).length, 3);
+    assert.equal(statuses.filter((s) => s === 402).length, 27);
+    assert.equal(a.mock.stats.total + b.mock.stats.total, 3);
+    await Promise.all([a.settled(), b.settled()]);
+    assert.ok((await a.store.getAccount(a.accountId))!.balance >= 0n);
+  });
+});
