@@ -62,6 +62,7 @@ interface Lease {
  */
 export class LeaseQuota implements Quota {
   readonly instance = newId("ins", 12);
+  readonly peersBatch = true;
   #leases = new Map<string, Lease>();
   #open = new Map<string, { g: GenerationOpen; created: Date }>();
   #timer: ReturnType<typeof setInterval> | undefined;

@@ -21,9 +21,15 @@ export interface Quota {
   flush(): Promise<void>;
   /** Writes everything pending and gives back what the wallet took from the store. */
   close(): Promise<void>;
+  /**
+   * Other instances share the store and write their settlements in batches: what they
+   * answered a moment ago may not be in the store yet.
+   */
+  readonly peersBatch: boolean;
 }
 
 export class StoreQuota implements Quota {
+  readonly peersBatch = false;
   constructor(private readonly store: Store) {}
   reserve(g: GenerationOpen) {
     return this.store.reserve(g);

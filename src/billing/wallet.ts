@@ -30,6 +30,8 @@ interface AccountState extends Figures {
  * mid-stream leaves no running row and no held amount behind, and bills nothing for it.
  */
 export class MemoryQuota implements Quota {
+  /** The one writer of its store: nothing is pending anywhere else. */
+  readonly peersBatch = false;
   #accounts = new Map<string, AccountState>();
   #open = new Map<string, { g: GenerationOpen; created: Date }>();
   #epoch = 0;

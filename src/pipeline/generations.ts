@@ -5,6 +5,9 @@ import type { Generation } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 
+const crossInstanceRetries = 3;
+const crossInstanceWaitMs = 40;
+
 /** `GET /v1/generations` and `GET /v1/generations/{id}`: the caller's own history only. */
 export async function listGenerations(req: Request, app: AppContext): Promise<Response> {
   const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
@@ -30,7 +33,13 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
 export async function getGeneration(req: Request, id: string, app: AppContext): Promise<Response> {
   const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
   await app.quota.flush();
-  const g = await app.store.getGeneration(caller.accountId, id);
+  let g = await app.store.getGeneration(caller.accountId, id);
+  // Instances sharing PostgreSQL write settlements in batches (every ~25 ms): a generation
+  // another instance answered a moment ago may not be written yet. Only misses wait.
+  for (let i = 0; !g && app.quota.peersBatch && i < crossInstanceRetries; i++) {
+    await new Promise((r) => setTimeout(r, crossInstanceWaitMs));
+    g = await app.store.getGeneration(caller.accountId, id);
+  }
   // Another account's generation is "not found", never "forbidden": ids must not be probeable.
   if (!g) throw new GatewayError(404, `generation ${JSON.stringify(id)} not found`);
   return Response.json(render(g));

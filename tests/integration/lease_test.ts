@@ -106,3 +106,24 @@ Deno.test("leased wallet: 30 concurrent requests over two instances on a balance
     assert.ok((await a.store.getAccount(a.accountId))!.balance >= 0n);
   });
 });
+
+Deno.test("leased wallet: a generation one instance answered is found at once through the other", async () => {
+  await withCluster("1000", async (a, b) => {
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(a, a.key, "x [[mock:tokens=3]]");
+      await res.json();
+      const id = res.headers.get("x-generation-id")!;
+      // No waiting for a's settlement batch (written every ~25 ms).
+      const got = await fetch(`${b.baseURL}/generations/${id}`, {
+        headers: { authorization: `Bearer ${a.key}` },
+      });
+      assert.equal(got.status, 200, `generation ${i}`);
+      assert.equal((await got.json()).status, "completed");
+    }
+    const missing = await fetch(`${b.baseURL}/generations/gen_none`, {
+      headers: { authorization: `Bearer ${a.key}` },
+    });
+    assert.equal(missing.status, 404);
+    await missing.body?.cancel();
+  });
+});
