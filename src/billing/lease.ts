@@ -39,6 +39,11 @@ interface Lease {
   free: bigint;
   /** Local time after which `free` is no longer trusted (the store may have ended it). */
   validUntil: number;
+  /**
+   * Bumped whenever `free` is dropped as untrusted: a hold taken before then returns nothing
+   * to `free` at its settlement, since the lease it came from may be gone.
+   */
+  epoch: number;
   lastUsed: number;
   /** Generations of this account open here or settled and not yet written. */
   busy: number;
@@ -64,7 +69,7 @@ export class LeaseQuota implements Quota {
   readonly instance = newId("ins", 12);
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
-  #open = new Map<string, { g: GenerationOpen; created: Date }>();
+  #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewedAt = Date.now();
   #renewing = false;
@@ -94,7 +99,7 @@ export class LeaseQuota implements Quota {
     for (;;) {
       let l = this.#leases.get(g.accountId);
       if (!l) {
-        l = { free: 0n, validUntil: 0, lastUsed: Date.now(), busy: 0 };
+        l = { free: 0n, validUntil: 0, epoch: 0, lastUsed: Date.now(), busy: 0 };
         this.#leases.set(g.accountId, l);
       }
       if (l.ending) {
@@ -102,13 +107,13 @@ export class LeaseQuota implements Quota {
         continue;
       }
       const now = Date.now();
-      if (now >= l.validUntil) l.free = 0n;
+      if (now >= l.validUntil) this.#distrust(l);
       // No await between the check and the hold: they are one step.
       if (l.free >= g.hold) {
         l.free -= g.hold;
         l.busy++;
         l.lastUsed = now;
-        this.#open.set(g.id, { g, created: new Date() });
+        this.#open.set(g.id, { g, created: new Date(), epoch: l.epoch });
         if (!l.topUp && l.free < lowWaterHolds * g.hold) {
           this.#topUp(g.accountId, l, 0n, holdsPerLease * g.hold - l.free).catch(() => {});
         }
@@ -136,7 +141,7 @@ export class LeaseQuota implements Quota {
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
     // What the hold did not use is free again; the cost stays committed until written.
-    l.free += g.hold - s.cost;
+    if (open.epoch === l.epoch) l.free += g.hold - s.cost;
     l.lastUsed = Date.now();
     return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
@@ -166,6 +171,11 @@ export class LeaseQuota implements Quota {
     l.busy--;
     // Not applied (already in the store): the lease did not pay for it.
     if (!applied) l.free += settlement.cost;
+  }
+
+  #distrust(l: Lease) {
+    l.free = 0n;
+    l.epoch++;
   }
 
   #topUp(accountId: string, l: Lease, min: bigint, want: bigint): Promise<bigint> {
@@ -225,8 +235,10 @@ export class LeaseQuota implements Quota {
       for (const [accountId, l] of this.#leases) {
         if (live.has(accountId)) {
           l.validUntil = Math.max(l.validUntil, now + this.#t.ttlMs - this.#t.safetyMs);
-        } // Ended by the sweeper (this instance stalled past the expiry): nothing is leased.
-        else if (!l.topUp) l.free = 0n;
+        } else if (!l.topUp) {
+          // Ended by the sweeper (this instance stalled past the expiry): nothing is leased.
+          this.#distrust(l);
+        }
       }
     }, () => {}).finally(() => {
       this.#renewing = false;

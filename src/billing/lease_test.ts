@@ -163,6 +163,31 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(await checkInvariants(store, [account.id]), []);
   });
 
+  test("holds taken before a lease was lost return nothing to the lease that replaced it", async (store) => {
+    const { account, open } = await setup(store, 100n);
+    const q = new LeaseQuota(store, {
+      timing: { ttlMs: 300, safetyMs: 150, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
+    });
+    const [g1, g2] = [open(10n), open(10n)];
+    assert.equal(await q.reserve(g1), true);
+    assert.equal(await q.reserve(g2), true);
+    // The lease (80) expires and is given back with g1 and g2 still in flight; another
+    // instance takes 70, so 30 is all that is left for this one.
+    await new Promise((r) => setTimeout(r, 350));
+    assert.equal(await store.expireLeases(), 1);
+    assert.equal(await store.lease("ins_other", account.id, 70n, 70n, 60_000), 70n);
+    assert.equal(await q.reserve(open(10n)), true);
+    await q.settle(settlement(g1.id, 0n));
+    await q.settle(settlement(g2.id, 0n));
+    // 30 leased anew, 10 of it held: room for two more holds, not for the 20 that g1 and g2
+    // held on the lease that is gone.
+    const more = [];
+    for (let i = 0; i < 4; i++) more.push(await q.reserve(open(10n)));
+    assert.deepEqual(more, [true, true, false, false]);
+    await store.endLease("ins_other", account.id);
+    await q.close();
+  });
+
   test("an idle lease is given back; a lease past its trusted time is not used", async (store) => {
     const { account, open } = await setup(store, 100n);
     const q = new LeaseQuota(store, {
