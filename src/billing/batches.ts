@@ -21,6 +21,18 @@ const retryMs = 1_000;
  */
 export const backlogRows = 512;
 
+/**
+ * The wallet's record of the generation a settlement closes, taken out of `open`; undefined
+ * when the wallet did not hold it (the store's own settlement applies then). A negative cost
+ * is refused before any figure moves: it would also poison its batch forever.
+ */
+export function takeOpen<T>(open: Map<string, T>, s: Settlement): T | undefined {
+  if (s.cost < 0n) throw new RangeError("a cost cannot be negative");
+  const held = open.get(s.generationId);
+  if (held !== undefined) open.delete(s.generationId);
+  return held;
+}
+
 export interface Settled {
   open: GenerationOpen;
   created: Date;

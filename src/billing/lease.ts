@@ -1,7 +1,7 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import { newId } from "../lib/ids.ts";
 import type { Quota } from "./quota.ts";
-import { backlogRows, type Settled, SettlementBatches } from "./batches.ts";
+import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
 
 export interface LeaseTiming {
   /** How long a lease outlives its instance's last renewal before the sweeper gives it back. */
@@ -131,13 +131,10 @@ export class LeaseQuota implements Quota {
     }
   }
 
-  settle(s: Settlement): Promise<boolean> {
-    // Refused before any figure moves: a negative cost would also poison its batch forever.
-    if (s.cost < 0n) return Promise.reject(new RangeError("a cost cannot be negative"));
-    const open = this.#open.get(s.generationId);
+  async settle(s: Settlement): Promise<boolean> {
+    const open = takeOpen(this.#open, s);
     // Not held here (a capped key's, or a row the sweeper found): the store's own settlement.
-    if (!open) return this.store.settle(s);
-    this.#open.delete(s.generationId);
+    if (!open) return await this.store.settle(s);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
     // What the hold did not use is free again; the cost stays committed until written.

@@ -1,26 +1,10 @@
 import assert from "node:assert/strict";
 import { LeaseQuota } from "./lease.ts";
 import { testStores } from "../../tests/helpers/store.ts";
+import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
 import { checkInvariants } from "../../tests/helpers/gateway.ts";
-import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
+import type { GenerationOpen, Store } from "../store/store.ts";
 import { newId } from "../lib/ids.ts";
-
-function settlement(id: string, cost: bigint): Settlement {
-  return {
-    generationId: id,
-    status: "completed",
-    cost,
-    costDetails: {},
-    provider: "p",
-    upstreamModel: "m",
-    finishReason: "stop",
-    tokens: { input: 10, output: 5 },
-    usageSource: "upstream",
-    latencyMs: 3,
-    ttftMs: 1,
-    error: null,
-  };
-}
 
 async function setup(store: Store, balance: bigint, spendLimit?: bigint) {
   const account = await store.createAccount("l", balance);

@@ -1,6 +1,6 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import type { Quota } from "./quota.ts";
-import { backlogRows, type Settled, SettlementBatches } from "./batches.ts";
+import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
 
 /** Figures of one account (or key): as stored, plus what this process has not written yet. */
 interface Figures {
@@ -64,13 +64,10 @@ export class MemoryQuota implements Quota {
     return true;
   }
 
-  settle(s: Settlement): Promise<boolean> {
-    // Refused before any figure moves: a negative cost would also poison its batch forever.
-    if (s.cost < 0n) return Promise.reject(new RangeError("a cost cannot be negative"));
-    const open = this.#open.get(s.generationId);
+  async settle(s: Settlement): Promise<boolean> {
+    const open = takeOpen(this.#open, s);
     // Not held here (a row the sweeper found in the store): the store's own settlement.
-    if (!open) return this.store.settle(s);
-    this.#open.delete(s.generationId);
+    if (!open) return await this.store.settle(s);
     const { g } = open;
     const a = this.#accounts.get(g.accountId)!;
     const k = a.keys.get(g.keyId)!;

@@ -2,27 +2,11 @@ import assert from "node:assert/strict";
 import { MemoryQuota } from "./wallet.ts";
 import { makeRates } from "./cost.ts";
 import { testStores } from "../../tests/helpers/store.ts";
+import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
 import { Meter } from "../pipeline/meter.ts";
 import { Tracker } from "../lib/tracker.ts";
 import { createLogger } from "../lib/log.ts";
-import type { Settlement, Store } from "../store/store.ts";
-
-function settlement(id: string, cost: bigint, error: string | null = null): Settlement {
-  return {
-    generationId: id,
-    status: error ? "failed" : "completed",
-    cost,
-    costDetails: { upstream_inference_input_cost: 0.1, upstream_inference_output_cost: 0.2 },
-    provider: "p",
-    upstreamModel: "m",
-    finishReason: error ? "error" : "stop",
-    tokens: { input: 10, output: 5 },
-    usageSource: "upstream",
-    latencyMs: 3,
-    ttftMs: 1,
-    error,
-  };
-}
+import type { Store } from "../store/store.ts";
 
 async function setup(store: Store, balance: bigint) {
   const account = await store.createAccount("r", balance);

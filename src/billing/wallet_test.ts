@@ -1,24 +1,8 @@
 import assert from "node:assert/strict";
 import { MemoryQuota } from "./wallet.ts";
 import { testStores } from "../../tests/helpers/store.ts";
-import type { Settlement, Store } from "../store/store.ts";
-
-function settlement(id: string, cost: bigint): Settlement {
-  return {
-    generationId: id,
-    status: "completed",
-    cost,
-    costDetails: { upstream_inference_input_cost: 0.1, upstream_inference_output_cost: 0.2 },
-    provider: "p",
-    upstreamModel: "m",
-    finishReason: "stop",
-    tokens: { input: 10, output: 5 },
-    usageSource: "upstream",
-    latencyMs: 3,
-    ttftMs: 1,
-    error: null,
-  };
-}
+import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
+import type { Store } from "../store/store.ts";
 
 async function setup(store: Store, balance: bigint) {
   const account = await store.createAccount("w", balance);

@@ -172,6 +172,33 @@ export async function checkInvariants(store: Store, accountIds: string[]): Promi
   return problems;
 }
 
+/**
+ * The hold a request makes, learned from one call on a rich account of a gateway of its own
+ * (the request is sent as given, with its body cancelled after the headers).
+ */
+export async function probeHold(body: unknown): Promise<bigint> {
+  const probe = await startGateway({ quota: "memory" });
+  try {
+    const res = await fetch(`${probe.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${probe.key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await res.body?.cancel();
+    await probe.settled();
+    const [gen] = await probe.store.listGenerations(probe.accountId, { limit: 1 });
+    return gen.hold;
+  } finally {
+    await probe.close();
+  }
+}
+
+/** Roubles as the decimal text an account's balance is given in. */
+export function rubText(nano: bigint): string {
+  const digits = nano.toString().padStart(10, "0");
+  return `${digits.slice(0, -9)}.${digits.slice(-9)}`;
+}
+
 /** What the account's generations hold: its `held` less what wallets lease (part of held). */
 export async function heldByGenerations(store: Store, accountId: string): Promise<bigint> {
   const a = await store.getAccount(accountId);

@@ -4,7 +4,13 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { checkInvariants, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import {
+  checkInvariants,
+  probeHold,
+  rubText,
+  startGateway,
+  type TestGateway,
+} from "../helpers/gateway.ts";
 import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
 
 const MODEL = "openai/gpt-4o-mini";
@@ -81,19 +87,12 @@ Deno.test("leased wallet: two instances bill one account exactly what each answe
 
 Deno.test("leased wallet: 30 concurrent requests over two instances on a balance of 3 holds admit 3", async () => {
   // One call's hold at max_tokens 100 for this model is found first, on a rich account.
-  const probe = await startGateway({ quota: "memory" });
-  let hold: bigint;
-  try {
-    const res = await ask(probe, probe.key, "x [[mock:tokens=5,first=300]]");
-    await res.body?.cancel();
-    await probe.settled();
-    const [gen] = await probe.store.listGenerations(probe.accountId, { limit: 1 });
-    hold = gen.hold;
-  } finally {
-    await probe.close();
-  }
-  const rub = (hold * 3n + hold / 2n).toString().padStart(10, "0");
-  await withCluster(`${rub.slice(0, -9)}.${rub.slice(-9)}`, async (a, b) => {
+  const hold = await probeHold({
+    model: MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+  });
+  await withCluster(rubText(hold * 3n + hold / 2n), async (a, b) => {
     const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
       const res = await ask(i % 2 ? b : a, a.key, "x [[mock:tokens=5,first=300]]");
       await res.body?.cancel();

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { startGateway, type TestGateway, withGateway } from "../helpers/gateway.ts";
+import { probeHold, rubText, type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 
 const MODEL = "openai/gpt-4o-mini";
@@ -45,27 +45,12 @@ Deno.test("wallet: streaming and whole completions debit exactly the cost shown"
 
 Deno.test("wallet: 30 concurrent requests on a balance of 3 holds admit 3, the rest 402 with no upstream call", async () => {
   // One call's hold at max_tokens 100 for this model is found first, on a rich account.
-  const probe = await startGateway({ quota: "memory" });
-  let hold: bigint;
-  try {
-    const res = await fetch(`${probe.baseURL}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${probe.key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: MODEL,
-        max_tokens: 100,
-        messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
-      }),
-    });
-    await res.body?.cancel();
-    await probe.settled();
-    const [gen] = await probe.store.listGenerations(probe.accountId, { limit: 1 });
-    hold = gen.hold;
-  } finally {
-    await probe.close();
-  }
-  const rub = (hold * 3n + hold / 2n).toString().padStart(10, "0");
-  const balanceRub = `${rub.slice(0, -9)}.${rub.slice(-9)}`;
+  const hold = await probeHold({
+    model: MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+  });
+  const balanceRub = rubText(hold * 3n + hold / 2n);
   await withWallet(async (g) => {
     const statuses = await Promise.all(Array.from({ length: 30 }, async () => {
       const res = await fetch(`${g.baseURL}/chat/completions`, {
