@@ -44,8 +44,11 @@ async function main() {
         envelope: "generic",
         handle: async (req, _rest, info) => {
           const res = await operator!(req, info.remoteAddr);
-          // A top-up or a new limit changed figures the in-memory wallet keeps.
+          // A top-up, a revocation or a new limit changed figures this instance keeps: the
+          // wallet's, and the cached key records (a spend cap decides where a key is held).
+          // Other instances see them within KEY_CACHE_TTL_MS.
           ctx.quota.invalidate();
+          ctx.keyCache.clear();
           return res;
         },
       }];

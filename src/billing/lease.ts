@@ -84,7 +84,7 @@ export class LeaseQuota implements Quota {
     this.#t = { ...defaultTiming, ...opts.timing };
     this.#batches = new SettlementBatches(
       (batch) => store.recordSettled(batch, this.instance),
-      (item, applied) => this.#landed(item, applied),
+      (item) => this.#landed(item),
       opts.backlog ?? backlogRows,
     );
   }
@@ -137,8 +137,11 @@ export class LeaseQuota implements Quota {
     if (!open) return await this.store.settle(s);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
-    // What the hold did not use is free again; the cost stays committed until written.
+    // What the hold did not use is free again; the cost stays committed until written. A hold
+    // from a lease since dropped returns nothing, and its cost will still come out of the
+    // lease row, which the lease taken since shares.
     if (open.epoch === l.epoch) l.free += g.hold - s.cost;
+    else l.free -= s.cost;
     l.lastUsed = Date.now();
     return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
@@ -156,18 +159,22 @@ export class LeaseQuota implements Quota {
     this.#timer = undefined;
     await this.flush();
     await Promise.all([...this.#leases.values()].map((l) => l.topUp?.catch(() => {})));
-    const ends = [];
-    for (const [accountId, l] of this.#leases) {
-      if (l.busy === 0 && !l.ending) ends.push(this.#end(accountId, l));
+    // Ends already under way are waited for; what did not end (the store refused) is tried
+    // once more, and otherwise left to the sweeper once the lease expires, as is a lease
+    // with generations still open (the gateway closes its wallet after they finished).
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await Promise.all(
+        [...this.#leases].filter(([, l]) => l.busy === 0).map(([accountId, l]) =>
+          l.ending ?? this.#end(accountId, l)
+        ),
+      );
     }
-    await Promise.all(ends);
   }
 
-  #landed({ open, settlement }: Settled, applied: boolean) {
-    const l = this.#leases.get(open.accountId)!;
-    l.busy--;
-    // Not applied (already in the store): the lease did not pay for it.
-    if (!applied) l.free += settlement.cost;
+  #landed({ open }: Settled) {
+    // Applied or not: a leased generation already in the store can only be this wallet's own
+    // earlier write of it (a commit whose reply was lost), which took its cost from the lease.
+    this.#leases.get(open.accountId)!.busy--;
   }
 
   #distrust(l: Lease) {
@@ -194,6 +201,9 @@ export class LeaseQuota implements Quota {
 
   /** Gives the whole lease back; through the batch lane, so no batch is paying from it. */
   #end(accountId: string, l: Lease): Promise<void> {
+    // Dropped first: should the statement commit and its reply be lost, nothing may still be
+    // admitted against money the store has given back.
+    this.#distrust(l);
     l.ending = this.#batches.serial(() => this.store.endLease(this.instance, accountId)).then(
       () => {
         this.#leases.delete(accountId);

@@ -44,6 +44,29 @@ function instrumented(store: Store) {
   return { store: wrapped, state };
 }
 
+/** The store with some methods replaced. */
+function wrap(store: Store, overrides: Partial<Store>): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      const o = (overrides as Record<string | symbol, unknown>)[prop];
+      if (o) return o;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+/** Holds of 100 at cost 100 until refused; how many were admitted. */
+async function spendAll(q: LeaseQuota, open: (hold: bigint) => GenerationOpen) {
+  let admitted = 0;
+  for (;;) {
+    const g = open(100n);
+    if (!(await q.reserve(g))) return admitted;
+    admitted++;
+    await q.settle(settlement(g.id, 100n));
+  }
+}
+
 const held = async (store: Store, accountId: string) => (await store.getAccount(accountId))!.held;
 
 for (const { name, open: openStore } of await testStores()) {
@@ -170,6 +193,54 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(more, [true, true, false, false]);
     await store.endLease("ins_other", account.id);
     await q.close();
+  });
+
+  test("a batch that committed but whose reply was lost pays from the lease once", async (base) => {
+    let lose = 1;
+    const store = wrap(base, {
+      recordSettled: async (...args: Parameters<Store["recordSettled"]>) => {
+        const inserted = await base.recordSettled(...args);
+        if (lose-- > 0) throw new Error("connection reset after COMMIT");
+        return inserted;
+      },
+    });
+    const { account, open } = await setup(base, 1000n);
+    const q = new LeaseQuota(store);
+    assert.equal(await spendAll(q, open), 10);
+    await q.close();
+    const a = (await base.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held], [0n, 0n]);
+    assert.deepEqual(await checkInvariants(base, [account.id]), []);
+  });
+
+  test("a lease end that committed but whose reply was lost admits nothing more", async (base) => {
+    let lose = 1;
+    let ended!: () => void;
+    const endFailed = new Promise<void>((r) => ended = r);
+    const store = wrap(base, {
+      endLease: async (...args: Parameters<Store["endLease"]>) => {
+        await base.endLease(...args);
+        if (lose-- > 0) {
+          setTimeout(ended, 0);
+          throw new Error("connection reset after COMMIT");
+        }
+      },
+    });
+    const { account, open } = await setup(base, 1000n);
+    const q = new LeaseQuota(store, { timing: { idleMs: 100, tickMs: 10 } });
+    const other = new LeaseQuota(base);
+    const g = open(100n);
+    assert.equal(await q.reserve(g), true);
+    await q.settle(settlement(g.id, 0n));
+    await endFailed;
+    // The lease is back on the balance though q heard otherwise: q and another instance
+    // together get exactly the ten holds the balance covers.
+    assert.equal(await spendAll(q, open) + await spendAll(other, open), 10);
+    await q.close();
+    await other.close();
+    const a = (await base.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held], [0n, 0n]);
+    assert.deepEqual(await checkInvariants(base, [account.id]), []);
   });
 
   test("an idle lease is given back; a lease past its trusted time is not used", async (store) => {

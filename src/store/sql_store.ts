@@ -506,14 +506,19 @@ export class SqlStore implements Store {
     return rows.length === 1 ? big(rows[0].granted) : 0n;
   }
 
+  // Both lock the account rows first, as every other statement on leases does (a lease
+  // row's account, then the lease): in the other order they could deadlock with those.
   async endLease(instance: string, accountId: string): Promise<void> {
-    await this.#db.query(
-      `WITH d AS (
-         DELETE FROM leases WHERE instance = $1 AND account_id = $2 RETURNING amount
-       )
-       UPDATE accounts SET held = accounts.held - d.amount FROM d WHERE accounts.id = $2`,
-      [instance, accountId],
-    );
+    await this.#db.transaction(async (tx) => {
+      await tx.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      await tx.query(
+        `WITH d AS (
+           DELETE FROM leases WHERE instance = $1 AND account_id = $2 RETURNING amount
+         )
+         UPDATE accounts SET held = accounts.held - d.amount FROM d WHERE accounts.id = $2`,
+        [instance, accountId],
+      );
+    });
   }
 
   async renewLeases(instance: string, ttlMs: number): Promise<string[]> {
@@ -526,16 +531,24 @@ export class SqlStore implements Store {
   }
 
   async expireLeases(): Promise<number> {
-    const rows = await this.#db.query<{ n: number }>(
-      `WITH d AS (
-         DELETE FROM leases WHERE expires < now() RETURNING account_id, amount
-       ), a AS (
-         UPDATE accounts SET held = accounts.held - t.total
-         FROM (SELECT account_id, sum(amount) AS total FROM d GROUP BY account_id) t
-         WHERE accounts.id = t.account_id
-       )
-       SELECT count(*)::integer AS n FROM d`,
-    );
+    // now() is the transaction's start: both statements see the same leases as expired.
+    const rows = await this.#db.transaction(async (tx) => {
+      await tx.query(
+        `SELECT id FROM accounts
+         WHERE id IN (SELECT account_id FROM leases WHERE expires < now())
+         ORDER BY id FOR UPDATE`,
+      );
+      return tx.query<{ n: number }>(
+        `WITH d AS (
+           DELETE FROM leases WHERE expires < now() RETURNING account_id, amount
+         ), a AS (
+           UPDATE accounts SET held = accounts.held - t.total
+           FROM (SELECT account_id, sum(amount) AS total FROM d GROUP BY account_id) t
+           WHERE accounts.id = t.account_id
+         )
+         SELECT count(*)::integer AS n FROM d`,
+      );
+    });
     return rows[0]?.n ?? 0;
   }
 
