@@ -1,26 +1,12 @@
 import assert from "node:assert/strict";
 import { LeaseQuota } from "./lease.ts";
 import { testStores } from "../../tests/helpers/store.ts";
-import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
+import {
+  settlementOf as settlement,
+  walletAccount as setup,
+} from "../../tests/helpers/settlement.ts";
 import { checkInvariants } from "../../tests/helpers/gateway.ts";
 import type { GenerationOpen, Store } from "../store/store.ts";
-import { newId } from "../lib/ids.ts";
-
-async function setup(store: Store, balance: bigint, spendLimit?: bigint) {
-  const account = await store.createAccount("l", balance);
-  const key = await store.createKey(account.id, newId("h", 32), "tg_l", null);
-  if (spendLimit !== undefined) await store.setKeyLimits(key.id, { spend: spendLimit });
-  const open = (hold: bigint): GenerationOpen => ({
-    id: newId("gen"),
-    accountId: account.id,
-    keyId: key.id,
-    endpoint: "chat",
-    model: "m",
-    stream: false,
-    hold,
-  });
-  return { account, key, open };
-}
 
 /** The store, counting calls of `lease` and failing `recordSettled` while `failing` is set. */
 function instrumented(store: Store) {

@@ -2,31 +2,13 @@ import assert from "node:assert/strict";
 import { MemoryQuota } from "./wallet.ts";
 import { makeRates } from "./cost.ts";
 import { testStores } from "../../tests/helpers/store.ts";
-import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
+import {
+  settlementOf as settlement,
+  walletAccount as setup,
+} from "../../tests/helpers/settlement.ts";
 import { Meter } from "../pipeline/meter.ts";
 import { Tracker } from "../lib/tracker.ts";
 import { createLogger } from "../lib/log.ts";
-import type { Store } from "../store/store.ts";
-
-async function setup(store: Store, balance: bigint) {
-  const account = await store.createAccount("r", balance);
-  const key = await store.createKey(
-    account.id,
-    crypto.randomUUID().replaceAll("-", "").repeat(2),
-    "tg_r",
-    null,
-  );
-  const open = (id: string, hold: bigint) => ({
-    id,
-    accountId: account.id,
-    keyId: key.id,
-    endpoint: "chat",
-    model: "m",
-    stream: true,
-    hold,
-  });
-  return { account, key, open };
-}
 
 /** Resolves to "timeout" if `p` has not settled within `ms`. */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
@@ -60,7 +42,7 @@ for (const { name, open: openStore } of await testStores()) {
       ];
       for (const [i, usage] of cases.entries()) {
         const id = `gen_rv_usage${i}`;
-        assert.equal(await quota.reserve(open(id, 1_000_000n)), true);
+        assert.equal(await quota.reserve(open(1_000_000n, id)), true);
         const meter = new Meter({
           generationId: id,
           prices: { prompt: "0.000001", completion: "0.000002" },
@@ -91,8 +73,8 @@ for (const { name, open: openStore } of await testStores()) {
     try {
       const { account, open } = await setup(store, 1_000_000n);
       const quota = new MemoryQuota(store);
-      assert.equal(await quota.reserve(open("gen_rv_nul", 100n)), true);
-      assert.equal(await quota.reserve(open("gen_rv_ok", 100n)), true);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_nul")), true);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_ok")), true);
       const settled = Promise.all([
         quota.settle(settlement("gen_rv_nul", 40n, "upstream said \u0000 oops")),
         quota.settle(settlement("gen_rv_ok", 30n)),
@@ -133,9 +115,9 @@ for (const { name, open: openStore } of await testStores()) {
         await store.topup(account.id, 10_000n, "rv-topup");
         quota.invalidate();
       };
-      assert.equal(await quota.reserve(open("gen_rv_e1", 100n)), true);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_e1")), true);
       // Balance is now 11 000 − 100 held: 5 000 fits.
-      assert.equal(await quota.reserve(open("gen_rv_e2", 5_000n)), true);
+      assert.equal(await quota.reserve(open(5_000n, "gen_rv_e2")), true);
       await Promise.all([
         quota.settle(settlement("gen_rv_e1", 0n)),
         quota.settle(settlement("gen_rv_e2", 0n)),
@@ -151,7 +133,7 @@ for (const { name, open: openStore } of await testStores()) {
     try {
       const { open } = await setup(store, 1_000n);
       const quota = new MemoryQuota(store);
-      assert.equal(await quota.reserve(open("gen_rv_neg", 100n)), true);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_neg")), true);
       await assert.rejects(() => quota.settle(settlement("gen_rv_neg", -5n)), RangeError);
       // The generation is still open and settles properly afterwards.
       assert.equal(await within(quota.settle(settlement("gen_rv_neg", 5n)), 5_000), true);

@@ -1,28 +1,11 @@
 import assert from "node:assert/strict";
 import { MemoryQuota } from "./wallet.ts";
 import { testStores } from "../../tests/helpers/store.ts";
-import { settlementOf as settlement } from "../../tests/helpers/settlement.ts";
+import {
+  settlementOf as settlement,
+  walletAccount as setup,
+} from "../../tests/helpers/settlement.ts";
 import type { Store } from "../store/store.ts";
-
-async function setup(store: Store, balance: bigint) {
-  const account = await store.createAccount("w", balance);
-  const key = await store.createKey(
-    account.id,
-    crypto.randomUUID().replaceAll("-", "").repeat(2),
-    "tg_w",
-    null,
-  );
-  const open = (id: string, hold: bigint) => ({
-    id,
-    accountId: account.id,
-    keyId: key.id,
-    endpoint: "chat",
-    model: "m",
-    stream: false,
-    hold,
-  });
-  return { account, key, open };
-}
 
 /** The store, with `recordSettled` replaced by `wrap` of the real one. */
 function withRecordSettled(
@@ -50,7 +33,7 @@ for (const { name, open: openStore } of await testStores()) {
       const { account, open } = await setup(store, 5_000n);
       const q = new MemoryQuota(store);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => q.reserve(open(`gen_w${i}`, 1_000n))),
+        Array.from({ length: 20 }, (_, i) => q.reserve(open(1_000n, `gen_w${i}`))),
       );
       assert.equal(results.filter(Boolean).length, 5);
       const admitted = results.flatMap((ok, i) => ok ? [`gen_w${i}`] : []);
@@ -70,8 +53,8 @@ for (const { name, open: openStore } of await testStores()) {
         assert.deepEqual(g.costDetails, settlement(g.id, 0n).costDetails);
       }
       // What was freed is admitted again: 1 500 left covers one more hold of 1 000.
-      assert.equal(await q.reserve(open("gen_wx", 1_000n)), true);
-      assert.equal(await q.reserve(open("gen_wy", 1_000n)), false);
+      assert.equal(await q.reserve(open(1_000n, "gen_wx")), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_wy")), false);
       await q.settle(settlement("gen_wx", 0n));
       await q.flush();
     } finally {
@@ -84,7 +67,7 @@ for (const { name, open: openStore } of await testStores()) {
     try {
       const { account, open } = await setup(store, 10_000n);
       const q = new MemoryQuota(store);
-      assert.equal(await q.reserve(open("gen_once", 2_000n)), true);
+      assert.equal(await q.reserve(open(2_000n, "gen_once")), true);
       const [first, second] = await Promise.all([
         q.settle(settlement("gen_once", 1_234n)),
         q.settle(settlement("gen_once", 1_234n)),
@@ -105,13 +88,13 @@ for (const { name, open: openStore } of await testStores()) {
       const { key, open } = await setup(store, 1_000_000n);
       await store.setKeyLimits(key.id, { spend: 2_500n });
       const q = new MemoryQuota(store);
-      assert.equal(await q.reserve(open("gen_c1", 1_000n)), true);
-      assert.equal(await q.reserve(open("gen_c2", 1_000n)), true);
-      assert.equal(await q.reserve(open("gen_c3", 1_000n)), false, "3 000 in flight > 2 500");
+      assert.equal(await q.reserve(open(1_000n, "gen_c1")), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_c2")), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_c3")), false, "3 000 in flight > 2 500");
       await q.settle(settlement("gen_c1", 1_000n));
       await q.settle(settlement("gen_c2", 1_000n));
-      assert.equal(await q.reserve(open("gen_c4", 1_000n)), false, "2 000 spent + 1 000 > 2 500");
-      assert.equal(await q.reserve(open("gen_c5", 500n)), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_c4")), false, "2 000 spent + 1 000 > 2 500");
+      assert.equal(await q.reserve(open(500n, "gen_c5")), true);
       await q.settle(settlement("gen_c5", 500n));
       const k = (await store.listKeys(key.accountId)).find((x) => x.id === key.id)!;
       assert.equal(k.spent, 2_500n);
@@ -125,13 +108,13 @@ for (const { name, open: openStore } of await testStores()) {
     try {
       const { account, open } = await setup(store, 1_000n);
       const q = new MemoryQuota(store);
-      assert.equal(await q.reserve(open("gen_t1", 2_000n)), false);
+      assert.equal(await q.reserve(open(2_000n, "gen_t1")), false);
       await store.topup(account.id, 5_000n, "t-1");
       q.invalidate();
-      assert.equal(await q.reserve(open("gen_t2", 2_000n)), true);
+      assert.equal(await q.reserve(open(2_000n, "gen_t2")), true);
       const k2 = await store.createKey(account.id, "e".repeat(64), "tg_w2", null);
-      assert.equal(await q.reserve({ ...open("gen_t3", 2_000n), keyId: k2.id }), true);
-      assert.equal(await q.reserve(open("gen_t4", 2_001n)), false, "6 000 − 4 000 held");
+      assert.equal(await q.reserve({ ...open(2_000n, "gen_t3"), keyId: k2.id }), true);
+      assert.equal(await q.reserve(open(2_001n, "gen_t4")), false, "6 000 − 4 000 held");
       await q.settle(settlement("gen_t2", 100n));
       await q.settle(settlement("gen_t3", 100n));
       assert.equal((await store.getAccount(account.id))!.balance, 6_000n - 200n);
@@ -151,10 +134,10 @@ for (const { name, open: openStore } of await testStores()) {
           refusals-- > 0 ? Promise.reject(new Error("store down")) : real(items),
       );
       const q = new MemoryQuota(flaky);
-      assert.equal(await q.reserve(open("gen_r1", 1_000n)), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_r1")), true);
       // While the write waits, the cost counts against the balance already.
       const settled = q.settle(settlement("gen_r1", 9_000n));
-      assert.equal(await q.reserve(open("gen_r2", 1_001n)), false);
+      assert.equal(await q.reserve(open(1_001n, "gen_r2")), false);
       assert.equal(await settled, true);
       assert.equal((await store.getAccount(account.id))!.balance, 1_000n);
       assert.equal(await ledgerSum(store, account.id), 1_000n);
@@ -181,7 +164,7 @@ for (const { name, open: openStore } of await testStores()) {
       const settled: Promise<boolean>[] = [];
       const started = performance.now();
       for (let i = 0; i < 100; i++) {
-        assert.equal(await q.reserve(open(`gen_t${i}`, 1_000n)), true);
+        assert.equal(await q.reserve(open(1_000n, `gen_t${i}`)), true);
         settled.push(q.settle(settlement(`gen_t${i}`, 10n)));
         await new Promise((r) => setTimeout(r, 2));
       }
@@ -220,14 +203,14 @@ for (const { name, open: openStore } of await testStores()) {
       const fill = async (from: number) => {
         const settled: Promise<boolean>[] = [];
         for (let i = from; i < from + 4; i++) {
-          assert.equal(await q.reserve(open(`gen_b${i}`, 1_000n)), true);
+          assert.equal(await q.reserve(open(1_000n, `gen_b${i}`)), true);
           settled.push(q.settle(settlement(`gen_b${i}`, 10n)));
         }
         return settled;
       };
       // Four settlements wait: the fifth request is admitted only once a write has landed.
       const first = await fill(0);
-      assert.equal(await q.reserve(open("gen_b4", 1_000n)), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_b4")), true);
       assert.equal(landed, 1);
       assert.ok((await Promise.all(first)).every(Boolean));
       await q.settle(settlement("gen_b4", 10n));
@@ -236,11 +219,11 @@ for (const { name, open: openStore } of await testStores()) {
       // (the pipeline answers 503) instead of waiting for the outage to end.
       refuse = true;
       const second = await fill(10);
-      await assert.rejects(q.reserve(open("gen_b20", 1_000n)), /refusing settlements/);
+      await assert.rejects(q.reserve(open(1_000n, "gen_b20")), /refusing settlements/);
       refuse = false;
       // The retry lands those four, and requests are admitted again.
       assert.ok((await Promise.all(second)).every(Boolean));
-      assert.equal(await q.reserve(open("gen_b21", 1_000n)), true);
+      assert.equal(await q.reserve(open(1_000n, "gen_b21")), true);
     } finally {
       await store.close();
     }
