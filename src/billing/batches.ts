@@ -1,4 +1,6 @@
-import type { GenerationOpen, Settlement } from "../store/store.ts";
+import type { SettledGeneration as Settled, Settlement } from "../store/store.ts";
+
+export type { Settled };
 
 /**
  * Settlements are gathered this long before they are written (or until a statement's worth
@@ -31,12 +33,6 @@ export function takeOpen<T>(open: Map<string, T>, s: Settlement): T | undefined 
   const held = open.get(s.generationId);
   if (held !== undefined) open.delete(s.generationId);
   return held;
-}
-
-export interface Settled {
-  open: GenerationOpen;
-  created: Date;
-  settlement: Settlement;
 }
 
 /**

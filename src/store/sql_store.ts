@@ -23,6 +23,7 @@ import type {
   GenerationStatus,
   KeyAuth,
   LedgerEntry,
+  SettledGeneration,
   Settlement,
   Store,
 } from "./store.ts";
@@ -428,7 +429,7 @@ export class SqlStore implements Store {
   }
 
   async recordSettled(
-    items: { open: GenerationOpen; created: Date; settlement: Settlement }[],
+    items: SettledGeneration[],
     lease?: string,
   ): Promise<string[]> {
     if (items.length === 0) return [];

@@ -58,6 +58,14 @@ export interface GenerationOpen {
   hold: bigint;
 }
 
+/** A generation settled in a wallet's memory, as its batch writes it. */
+export interface SettledGeneration {
+  open: GenerationOpen;
+  /** When it was admitted (the row's `created`). */
+  created: Date;
+  settlement: Settlement;
+}
+
 export interface Settlement {
   generationId: string;
   status: Exclude<GenerationStatus, "running">;
@@ -164,15 +172,13 @@ export interface Store {
   settle(s: Settlement): Promise<boolean>;
 
   /**
-   * Records generations whose hold lived in memory (embedded mode: one process owns the
-   * store): each row is inserted already settled, with its debit, ledger entry and key spend,
+   * Records generations whose hold lived in a wallet's memory (src/billing: the embedded
+   * wallet, or the leased one when `lease` names its instance, whose lease then pays the
+   * costs): each row is inserted already settled, with its debit, ledger entry and key spend,
    * all in one statement for the whole batch. A generation id already present is skipped, so
    * a retried batch applies once. Returns the ids inserted now.
    */
-  recordSettled(
-    items: { open: GenerationOpen; created: Date; settlement: Settlement }[],
-    lease?: string,
-  ): Promise<string[]>;
+  recordSettled(items: SettledGeneration[], lease?: string): Promise<string[]>;
 
   /**
    * Leases (design §10; `lease` in recordSettled names the instance whose leases pay): an
