@@ -1,7 +1,8 @@
 /**
  * Decoder of an anthropic-messages upstream: its SSE stream
  * (https://docs.anthropic.com/en/docs/build-with-claude/streaming) or its whole message
- * body, to internal events. One `JSON.parse` per event; `ping` is not parsed at all.
+ * body, to internal events. One `JSON.parse` per event, but for plain text deltas (read
+ * without one, see `quickTextDelta`) and `ping` (not parsed at all).
  *
  * Block types we do not model (server_tool_use, web_search_tool_result, compaction, …) are
  * skipped here; they reach a client only through pass-through, which forwards raw text.
@@ -60,6 +61,36 @@ const cutShort = () =>
   new GatewayError(502, "upstream provider stream ended before the message was complete", {
     code: "PROVIDER_ERROR",
   });
+
+const TEXT_DELTA_HEAD = '{"type":"content_block_delta","index":';
+const TEXT_DELTA_MID = ',"delta":{"type":"text_delta","text":"';
+const TEXT_DELTA_TAIL = '"}}';
+/** Characters a JSON string holds only escaped (or, for `"`, ends at): the full parse decides. */
+// deno-lint-ignore no-control-regex -- control characters are exactly what it must find
+const NOT_PLAIN = /["\\\u0000-\u001f]/;
+
+/**
+ * Most of a stream's events are text deltas in the one shape Anthropic writes them. Their
+ * index and text are cut out of the data as it stands, without building the object; a text
+ * that holds an escape, or any other shape (other key order, padding, other delta types),
+ * returns undefined and takes the full `JSON.parse`, which alone judges malformed input.
+ */
+export function quickTextDelta(data: string): { index: number; text: string } | undefined {
+  if (!data.startsWith(TEXT_DELTA_HEAD) || !data.endsWith(TEXT_DELTA_TAIL)) return undefined;
+  const from = TEXT_DELTA_HEAD.length;
+  let at = from;
+  let index = 0;
+  for (let c; at < data.length && (c = data.charCodeAt(at)) >= 48 && c <= 57; at++) {
+    index = index * 10 + c - 48;
+  }
+  // 1–6 digits, no leading zero (JSON has none).
+  if (at === from || at - from > 6 || (at - from > 1 && data.charCodeAt(from) === 48)) {
+    return undefined;
+  }
+  if (!data.startsWith(TEXT_DELTA_MID, at)) return undefined;
+  const text = data.slice(at + TEXT_DELTA_MID.length, data.length - TEXT_DELTA_TAIL.length);
+  return NOT_PLAIN.test(text) ? undefined : { index, text };
+}
 
 export function createMessagesDecoder(): StreamDecoder {
   const blocks = new Map<number, Block>();
@@ -166,6 +197,16 @@ export function createMessagesDecoder(): StreamDecoder {
   return {
     event(ev: SseEvent, emit: Emit): void {
       if (failed || ev.event === "ping") return;
+      if (ev.event === "content_block_delta") {
+        const quick = quickTextDelta(ev.data);
+        if (quick !== undefined) {
+          const b = blocks.get(quick.index);
+          if (!done && b?.kind === "text" && quick.text) {
+            emit({ type: "text_delta", delta: quick.text });
+          }
+          return;
+        }
+      }
       let p: StreamPayload;
       try {
         p = JSON.parse(ev.data);

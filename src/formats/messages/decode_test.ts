@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Event } from "../../events/event.ts";
-import { createMessagesDecoder, decodeMessagesBody } from "./decode.ts";
+import { createMessagesDecoder, decodeMessagesBody, quickTextDelta } from "./decode.ts";
 import { type Chunking, decodeSse, FIXTURES, normalizeEvents, parseJsonl } from "./test_util.ts";
 
 const SCENARIOS = ["text", "thinking", "tool_use", "cache_usage", "midstream_error", "cut_stream"];
@@ -163,4 +163,84 @@ Deno.test("decoder: only usage is read after the finish", () => {
     frame({ type: "message_delta", delta: {}, usage: { output_tokens: 4 } });
   const types = decodeSse(createMessagesDecoder(), sse).map((e) => e.type);
   assert.deepEqual(types, ["response_start", "usage", "usage", "finish", "usage"]);
+});
+
+Deno.test("quick text delta: what it reads is what JSON.parse reads, and it declines the rest", () => {
+  const head = '{"type":"content_block_delta","index":';
+  const texts = [
+    "Hello",
+    " world",
+    "",
+    "日本語 🙂",
+    'say "hi"',
+    "a\\b",
+    "line\nbreak",
+    "tab\t",
+    "\u0001",
+    "/",
+  ];
+  const cases: string[] = [];
+  for (const text of texts) {
+    for (const index of [0, 7, 123456]) {
+      const canonical = JSON.stringify({
+        type: "content_block_delta",
+        index,
+        delta: { type: "text_delta", text },
+      });
+      cases.push(canonical, canonical.replace(/}}$/, "}   }"));
+    }
+  }
+  cases.push(
+    head + '01,"delta":{"type":"text_delta","text":"x"}}', // leading zero: not JSON
+    head + '1234567,"delta":{"type":"text_delta","text":"x"}}',
+    head + ',"delta":{"type":"text_delta","text":"x"}}',
+    head + '0,"delta":{"type":"text_delta","text":"a"b"}}', // broken string
+    head + '0,"delta":{"type":"text_delta","text":"x\u0007"}}', // raw control character
+    head + '0,"delta":{"type":"thinking_delta","thinking":"x"}}',
+    '{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}',
+  );
+  let quick = 0;
+  for (const data of cases) {
+    const got = quickTextDelta(data);
+    if (got === undefined) continue;
+    quick++;
+    const parsed = JSON.parse(data);
+    assert.deepEqual(got, { index: parsed.index, text: parsed.delta.text }, data);
+  }
+  // Plain texts in the canonical shape are read quickly (5 texts × 3 indexes); escapes,
+  // padding and every odd case above go to the full parse.
+  assert.equal(quick, 15);
+});
+
+Deno.test("decoder: text deltas read quickly give the same events as fully parsed ones", () => {
+  const text = (i: number, t: string, padded: boolean) => {
+    const json = JSON.stringify({
+      type: "content_block_delta",
+      index: i,
+      delta: { type: "text_delta", text: t },
+    });
+    return `event: content_block_delta\ndata: ${padded ? json.replace(/}}$/, "} }") : json}\n\n`;
+  };
+  const stream = (padded: boolean) =>
+    START +
+    frame(
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      "content_block_start",
+    ) +
+    text(0, "Hi", padded) + text(0, 'a "quote"', padded) + text(0, "", padded) +
+    text(5, "no such block", padded) +
+    frame({ type: "content_block_stop", index: 0 }, "content_block_stop") +
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 3 },
+    }, "message_delta") +
+    text(0, "after the finish", padded) +
+    frame({ type: "message_stop" }, "message_stop");
+  const quick = normalizeEvents(decodeSse(createMessagesDecoder(), stream(false)));
+  assert.deepEqual(quick, normalizeEvents(decodeSse(createMessagesDecoder(), stream(true))));
+  assert.deepEqual(
+    quick.filter((e) => (e as Event).type === "text_delta"),
+    [{ type: "text_delta", delta: "Hi" }, { type: "text_delta", delta: 'a "quote"' }],
+  );
 });
