@@ -46,6 +46,14 @@ const START = frame({
   type: "message_start",
   message: { id: "msg_1", model: "m", usage: { input_tokens: 5, output_tokens: 1 } },
 }, "message_start");
+/** Block 0 closes and the message ends its turn, three output tokens in all. */
+const BLOCK_STOP_AND_END_TURN =
+  frame({ type: "content_block_stop", index: 0 }, "content_block_stop") +
+  frame({
+    type: "message_delta",
+    delta: { stop_reason: "end_turn" },
+    usage: { output_tokens: 3 },
+  }, "message_delta");
 
 Deno.test("decoder: unknown events and delta types are skipped, not errors", () => {
   const sse = START +
@@ -59,12 +67,7 @@ Deno.test("decoder: unknown events and delta types are skipped, not errors", () 
       delta: { type: "citations_delta", citation: {} },
     }, "content_block_delta") +
     frame({ type: "future_event", x: 1 }, "future_event") +
-    frame({ type: "content_block_stop", index: 0 }, "content_block_stop") +
-    frame({
-      type: "message_delta",
-      delta: { stop_reason: "end_turn" },
-      usage: { output_tokens: 3 },
-    }, "message_delta") +
+    BLOCK_STOP_AND_END_TURN +
     frame({ type: "message_stop" }, "message_stop");
   assert.deepEqual(normalizeEvents(decodeSse(createMessagesDecoder(), sse)), [
     { type: "response_start", id: "msg_1", model: "m" },
@@ -229,12 +232,7 @@ Deno.test("decoder: text deltas read quickly give the same events as fully parse
     ) +
     text(0, "Hi", padded) + text(0, 'a "quote"', padded) + text(0, "", padded) +
     text(5, "no such block", padded) +
-    frame({ type: "content_block_stop", index: 0 }, "content_block_stop") +
-    frame({
-      type: "message_delta",
-      delta: { stop_reason: "end_turn" },
-      usage: { output_tokens: 3 },
-    }, "message_delta") +
+    BLOCK_STOP_AND_END_TURN +
     text(0, "after the finish", padded) +
     frame({ type: "message_stop" }, "message_stop");
   const quick = normalizeEvents(decodeSse(createMessagesDecoder(), stream(false)));
