@@ -87,8 +87,11 @@ export function quickTextDelta(data: string): { index: number; text: string } | 
   if (at === from || at - from > 6 || (at - from > 1 && data.charCodeAt(from) === 48)) {
     return undefined;
   }
-  if (!data.startsWith(TEXT_DELTA_MID, at)) return undefined;
-  const text = data.slice(at + TEXT_DELTA_MID.length, data.length - TEXT_DELTA_TAIL.length);
+  const start = at + TEXT_DELTA_MID.length;
+  const end = data.length - TEXT_DELTA_TAIL.length;
+  // `end < start`: the quote that opens the text is the one the tail closes with.
+  if (end < start || !data.startsWith(TEXT_DELTA_MID, at)) return undefined;
+  const text = data.slice(start, end);
   return NOT_PLAIN.test(text) ? undefined : { index, text };
 }
 

@@ -199,6 +199,7 @@ Deno.test("quick text delta: what it reads is what JSON.parse reads, and it decl
     head + ',"delta":{"type":"text_delta","text":"x"}}',
     head + '0,"delta":{"type":"text_delta","text":"a"b"}}', // broken string
     head + '0,"delta":{"type":"text_delta","text":"x\u0007"}}', // raw control character
+    head + '0,"delta":{"type":"text_delta","text":"}}', // the text's quote is the tail's
     head + '0,"delta":{"type":"thinking_delta","thinking":"x"}}',
     '{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}',
   );
