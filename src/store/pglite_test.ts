@@ -56,6 +56,35 @@ for (const [driver, openDb] of drivers) {
     });
   });
 
+  Deno.test(`${driver} trustedBatch: statements issued among batches are still checked`, async () => {
+    await withDb(async (db) => {
+      // Nothing awaited in between: the batches' role must not leak into the other statements.
+      const batch = (id: string) =>
+        db.trustedBatch!("ins_child", SQL, JSON.stringify([{ id, parent_id: "nope" }]));
+      const results = await Promise.allSettled([
+        batch("b1"),
+        db.query("INSERT INTO child VALUES ('q1', 'nope')"),
+        batch("b2"),
+        db.exec("INSERT INTO child VALUES ('q2', 'nope')"),
+        db.transaction((tx) => tx.exec("INSERT INTO child VALUES ('q3', 'nope')")),
+        batch("b3"),
+      ]);
+      assert.deepEqual(results.map((r) => r.status), [
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "rejected",
+        "rejected",
+        "fulfilled",
+      ]);
+      for (const r of results) {
+        if (r.status === "rejected") assert.match(String(r.reason), /foreign key/);
+      }
+      const rows = await db.query<{ id: string }>("SELECT id FROM child ORDER BY id");
+      assert.deepEqual(rows.map((r) => r.id), ["b1", "b2", "b3"]);
+    });
+  });
+
   Deno.test(`${driver} trustedBatch: a failing statement changes nothing and leaves the session usable`, async () => {
     await withDb(async (db) => {
       const rows = JSON.stringify([{ id: "d1", parent_id: "p1" }, { id: "d1", parent_id: "p1" }]);
