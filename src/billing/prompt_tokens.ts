@@ -39,3 +39,35 @@ export function countPromptTokens(req: TextRequest): number {
   }
   return Math.ceil(chars / 4) + images * IMAGE_TOKENS;
 }
+
+/** Block types that carry one image, however they spell its source. */
+const IMAGE_BLOCKS = new Set(["image", "image_url", "input_image"]);
+
+/**
+ * An upper bound on a request body's prompt, for the hold: every string in the body at four
+ * characters a token, each image at `IMAGE_TOKENS`, at most the model's context (no upstream
+ * takes a longer prompt). `countPromptTokens` sees only what the internal form models; a
+ * same-format request also forwards what it does not model (documents, search results,
+ * files), which the upstream bills, so the hold takes the larger of the two.
+ */
+export function bodyPromptBound(body: unknown, contextLength: number): number {
+  let chars = 0;
+  let images = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") {
+      if (v.startsWith("data:image/")) images++;
+      else chars += v.length;
+    } else if (Array.isArray(v)) {
+      for (const x of v) walk(x);
+    } else if (v !== null && typeof v === "object") {
+      if (IMAGE_BLOCKS.has((v as { type?: unknown }).type as string)) {
+        images++;
+        return;
+      }
+      for (const x of Object.values(v)) walk(x);
+    }
+  };
+  walk(body);
+  const tokens = Math.ceil(chars / 4) + images * IMAGE_TOKENS;
+  return contextLength > 0 ? Math.min(tokens, contextLength) : tokens;
+}

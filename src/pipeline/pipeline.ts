@@ -11,7 +11,7 @@
 import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
-import { countPromptTokens } from "../billing/prompt_tokens.ts";
+import { bodyPromptBound, countPromptTokens } from "../billing/prompt_tokens.ts";
 import type { PriceTable } from "../billing/cost.ts";
 import { readJsonBody } from "../http/body.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
@@ -50,7 +50,10 @@ export interface TextCall {
   model: CatalogueModel;
   request: TextRequest;
   candidates: Candidate[];
+  /** The gateway's own count: what a call is billed for when the upstream reports no usage. */
   promptTokens: number;
+  /** What the hold assumes: the count, or more where the body carries what it did not model. */
+  heldPromptTokens: number;
 }
 
 export async function handleText(
@@ -75,7 +78,7 @@ export async function handleText(
       amount: textHold(
         app,
         call.candidates.map((c) => pricesFor(c, call.model)),
-        call.promptTokens,
+        call.heldPromptTokens,
         call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model),
         webSearchAllowance(call.body),
       ),
@@ -133,6 +136,7 @@ export function decodeAndRoute(
     }
     throw noProvider(model.id);
   }
+  const promptTokens = countPromptTokens(request);
   return {
     format,
     body,
@@ -140,7 +144,8 @@ export function decodeAndRoute(
     model,
     request,
     candidates,
-    promptTokens: countPromptTokens(request),
+    promptTokens,
+    heldPromptTokens: Math.max(promptTokens, bodyPromptBound(body, model.context_length)),
   };
 }
 

@@ -650,6 +650,63 @@ Deno.test("messages errors: 402 invalid_request_error in Russian for an insuffic
   );
 });
 
+Deno.test("messages: the hold counts text the gateway forwards without modelling it (documents, search results)", async () => {
+  await withGateway(async (g) => {
+    // ~120 000 tokens: ~0.36 USD of input on this model, far above the account's balance.
+    const big = "lorem ipsum ".repeat(40_000);
+    const blocks = [
+      { type: "document", source: { type: "content", content: [{ type: "text", text: big }] } },
+      {
+        type: "search_result",
+        source: "https://example.com",
+        title: "t",
+        content: [{ type: "text", text: big }],
+      },
+    ];
+    for (const block of blocks) {
+      const a = await g.account("0.05");
+      const res = await post(
+        g,
+        {
+          model: MODEL,
+          max_tokens: 1,
+          messages: [{
+            role: "user",
+            content: [block, { type: "text", text: "summarise [[mock:tokens=1]]" }],
+          }],
+        },
+        {},
+        a.key,
+      );
+      await expectError(res, 402, "invalid_request_error");
+      assert.equal(nanoToRub((await g.store.getAccount(a.accountId))!.balance), 0.05, block.type);
+    }
+    assert.equal(g.mock.stats.calls.length, 0);
+
+    // The same document with the money for it goes through and is billed in full.
+    const rich = await g.account("100");
+    const res = await post(
+      g,
+      {
+        model: MODEL,
+        max_tokens: 1,
+        messages: [{
+          role: "user",
+          content: [blocks[0], { type: "text", text: "summarise [[mock:tokens=1]]" }],
+        }],
+      },
+      {},
+      rich.key,
+    );
+    assert.equal(res.status, 200);
+    const out = await res.json();
+    assert.ok(out.usage.input_tokens > 100_000);
+    const acct = (await g.store.getAccount(rich.accountId))!;
+    assert.ok(acct.balance >= 0n);
+    assert.equal(await heldByGenerations(g.store, acct.id), 0n);
+  });
+});
+
 Deno.test("messages errors: 404 — count_tokens is plain text, upstream 404 is 502 api_error, unknown generation is 404", async () => {
   await withGateway(async (g) => {
     const ct = await fetch(`${g.url}/v1/messages/count_tokens`, {

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { bodyPromptBound } from "./prompt_tokens.ts";
+
+Deno.test("bodyPromptBound: every string at four characters a token, wherever it sits", () => {
+  const body = {
+    messages: [{
+      role: "user", // 4
+      content: [
+        {
+          type: "document",
+          source: { type: "content", content: [{ type: "text", text: "a".repeat(800) }] },
+        },
+        {
+          type: "search_result",
+          source: "s",
+          title: "t",
+          content: [{ type: "text", text: "b".repeat(400) }],
+        },
+      ],
+    }],
+  };
+  // Strings: "user" 4, "document" 8, "content" 7, "text" 4, 800, "search_result" 13, "s" 1,
+  // "t" 1, "text" 4, 400 → 1242 characters.
+  assert.equal(bodyPromptBound(body, 0), Math.ceil(1242 / 4));
+});
+
+Deno.test("bodyPromptBound: an image is 1 600 tokens however it is spelled, its payload not read", () => {
+  const huge = "A".repeat(400_000);
+  const images = [
+    { type: "image", source: { type: "base64", media_type: "image/png", data: huge } },
+    { type: "image_url", image_url: { url: `data:image/png;base64,${huge}` } },
+    { type: "input_image", image_url: "https://example.com/x.png" },
+  ];
+  for (const image of images) assert.equal(bodyPromptBound({ content: [image] }, 0), 1_600);
+  // A data URL of an image anywhere else counts as an image too.
+  assert.equal(bodyPromptBound({ x: `data:image/jpeg;base64,${huge}` }, 0), 1_600);
+  // Other payloads (a PDF) are text as far as the bound knows: it may over-hold, never under.
+  assert.equal(
+    bodyPromptBound({ file_data: `data:application/pdf;base64,${huge}` }, 0) > 100_000,
+    true,
+  );
+});
+
+Deno.test("bodyPromptBound: never more than the model's context", () => {
+  const body = { input: "x".repeat(1_000_000) };
+  assert.equal(bodyPromptBound(body, 128_000), 128_000);
+  assert.equal(bodyPromptBound(body, 0), 250_000);
+});
