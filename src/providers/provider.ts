@@ -100,6 +100,10 @@ export function upstreamNameFor(provider: ProviderSpec, slug: string): string | 
   const explicit = provider.models[slug];
   if (explicit) return explicit;
   if (!provider.serves.some((p) => matches(p, slug))) return undefined;
+  // A `:variant` (`:batch`, `:free`, `:thinking`) is an aggregator's offer at its own price:
+  // only a provider that takes the whole slug serves it. A vendor's own API knows no such
+  // name, and would bill its full price for a variant listed cheaper.
+  if (slug.includes(":") && !provider.upstreamName.includes("{slug}")) return undefined;
   const slash = slug.indexOf("/");
   const vendor = slash < 0 ? "" : slug.slice(0, slash).replace(/^~/, "");
   const model = slash < 0 ? slug : slug.slice(slash + 1);

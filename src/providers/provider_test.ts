@@ -112,6 +112,17 @@ Deno.test("providers: 'vendor/*' serves only that vendor", () => {
   assert.equal(upstreamNameFor(p, "openai-ish/model"), undefined, "prefix match stops at '/'");
 });
 
+Deno.test("providers: a ':variant' slug is served only by a provider that takes the whole slug", () => {
+  const vendor = named({ serves: ["openai/*"] });
+  assert.equal(upstreamNameFor(vendor, "openai/gpt-4o-mini:batch"), undefined);
+  assert.equal(upstreamNameFor(vendor, "openai/gpt-oss-20b:free"), undefined);
+  const aggregator = named({ serves: ["*"], upstreamName: "{slug}" });
+  assert.equal(upstreamNameFor(aggregator, "openai/gpt-4o-mini:batch"), "openai/gpt-4o-mini:batch");
+  // An operator's explicit mapping still wins.
+  const mapped = named({ serves: ["openai/*"], models: { "openai/x:batch": "x-batch" } });
+  assert.equal(upstreamNameFor(mapped, "openai/x:batch"), "x-batch");
+});
+
 Deno.test("providers: an exact slug is served; others are not", () => {
   const p = named({ serves: ["openai/gpt-4o-mini"] });
   assert.equal(upstreamNameFor(p, "openai/gpt-4o-mini"), "gpt-4o-mini");
