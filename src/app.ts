@@ -27,6 +27,8 @@ export interface Route {
   method: string;
   /** Exact path, or a prefix ending in "/" whose remainder is passed as `rest`. */
   path: string;
+  /** The remainder may hold "/" (a model slug); otherwise it is one path segment. */
+  nested?: boolean;
   envelope: EnvelopeFamily;
   handle: (
     req: Request,
@@ -61,6 +63,22 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       handle: async (r) => {
         await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
         return extras.listing.models(r);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/models/",
+      nested: true,
+      envelope: "generic",
+      handle: async (r, rest) => {
+        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        let id = rest;
+        try {
+          id = decodeURIComponent(rest);
+        } catch { /* a stray "%" is part of no slug: looked up as sent, found nowhere */ }
+        const res = extras.listing.model(r, id);
+        if (res) return res;
+        throw new GatewayError(404, `model ${JSON.stringify(id)} is not in the catalogue`);
       },
     },
     {
@@ -118,7 +136,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
     let rest = "";
     if (!candidates) {
       const p = prefixed.find((r) => path.startsWith(r.path) && path.length > r.path.length);
-      if (p && !path.slice(p.path.length).includes("/")) {
+      if (p && (p.nested || !path.slice(p.path.length).includes("/"))) {
         candidates = prefixed.filter((r) => r.path === p.path);
         rest = path.slice(p.path.length);
       }

@@ -10,6 +10,8 @@ import { publicPricing, type Rates } from "./pricing.ts";
 export interface Listing {
   models(req: Request): Response;
   embeddingModels(req: Request): Response;
+  /** One entry of either listing by id (the OpenAI SDK's `models.retrieve`); null if none. */
+  model(req: Request, id: string): Response | null;
 }
 
 /** Browsers re-check after a minute; shared caches hold five, since prices change by redeploy. */
@@ -25,11 +27,25 @@ export function createListing(catalogue: Catalogue, rates: Rates): Listing {
     created: alias.created,
     description: alias.description,
   }));
+  const embedding = catalogue.embeddingModels().map((m) => publicModel(m, rates));
   const models = cachedJson({ data: newestFirst([...generative, ...aliases]) });
-  const embeddings = cachedJson({
-    data: newestFirst(catalogue.embeddingModels().map((m) => publicModel(m, rates))),
-  });
-  return { models, embeddingModels: embeddings };
+  const embeddings = cachedJson({ data: newestFirst(embedding) });
+  const byId = new Map([...generative, ...aliases, ...embedding].map((m) => [m.id, m]));
+  // Rendered on first request: most of ~500 entries are never asked for one by one.
+  const one = new Map<string, (req: Request) => Response>();
+  return {
+    models,
+    embeddingModels: embeddings,
+    model(req, id) {
+      let render = one.get(id);
+      if (!render) {
+        const m = byId.get(id);
+        if (!m) return null;
+        one.set(id, render = cachedJson(m));
+      }
+      return render(req);
+    },
+  };
 }
 
 /**

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { hashKey } from "../../src/store/keys.ts";
+import OpenAI from "openai";
 
 const CHAT_MODEL = "openai/gpt-4o-mini";
 const MESSAGES_MODEL = "anthropic/claude-sonnet-4.5";
@@ -369,6 +370,33 @@ Deno.test("foundation: /v1/embeddings/models lists only embedding models", async
     assert.equal(bge.context_length, 512);
     const ids = new Set(body.data.map((m) => m.id));
     assert.ok(!ids.has(CHAT_MODEL));
+  });
+});
+
+Deno.test("foundation: GET /v1/models/{slug} answers one listed model (the OpenAI SDK's models.retrieve)", async () => {
+  await withGateway(async (g) => {
+    const listed = (await json(await call(g, "GET", "/v1/models"))) as {
+      data: Record<string, unknown>[];
+    };
+    const entry = listed.data.find((m) => m.id === CHAT_MODEL);
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    // The SDK puts the slug in the path as is; an encoded slash names the same model.
+    assert.deepEqual(await openai.models.retrieve(CHAT_MODEL), entry);
+    const encoded = await call(g, "GET", `/v1/models/${encodeURIComponent(CHAT_MODEL)}`);
+    assert.deepEqual(await json(encoded), entry);
+    const emb = await json(await call(g, "GET", `/v1/models/${EMBEDDING_MODEL}`));
+    assert.equal((emb as { id: string }).id, EMBEDDING_MODEL);
+
+    await assert.rejects(
+      openai.models.retrieve("openai/no-such-model"),
+      (e: unknown) => e instanceof OpenAI.NotFoundError,
+    );
+    const missing = await call(g, "GET", "/v1/models/openai/no-such-model");
+    assert.equal(missing.status, 404);
+    assertGeneric(await json(missing), 404);
+    const anonymous = await call(g, "GET", `/v1/models/${CHAT_MODEL}`, { key: null });
+    assert.equal(anonymous.status, 401);
+    assertGeneric(await json(anonymous), 401);
   });
 });
 
