@@ -18,7 +18,11 @@ const between = (lo: number, hi: number) => `must be between ${lo} and ${hi}`;
 const range = (lo: number, hi: number) =>
   z.number().min(lo, between(lo, hi)).max(hi, between(lo, hi));
 
-const positiveInt = z.number().int().min(1, "must be an integer of at least 1");
+/** Past 2^53 zod's own bound would speak; the bound that matters is the model's context. */
+const tokenCount = z.number().int({
+  error: (iss) =>
+    iss.code === "too_big" ? "must be less than the model's context length" : "must be an integer",
+}).min(1, "must be an integer of at least 1");
 
 const CacheControl = z.looseObject({ type: z.string(), ttl: z.string().nullish() });
 
@@ -141,8 +145,8 @@ export const ChatRequestSchema = z.looseObject({
     .max(1, "must be greater than 0 and at most 1").nullish(),
   frequency_penalty: range(-2, 2).nullish(),
   presence_penalty: range(-2, 2).nullish(),
-  max_tokens: positiveInt.nullish(),
-  max_completion_tokens: positiveInt.nullish(),
+  max_tokens: tokenCount.nullish(),
+  max_completion_tokens: tokenCount.nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")])
     .nullish(),
   n: z.literal(1, "must be 1 (one choice per request)").nullish(),

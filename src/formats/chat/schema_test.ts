@@ -109,6 +109,16 @@ const REJECTED: [string, unknown, string][] = [
   ["max_tokens of 0", { ...base, max_tokens: 0 }, "max_tokens must be an integer of at least 1"],
   ["max_tokens fractional", { ...base, max_tokens: 10.5 }, "max_tokens must be an integer"],
   [
+    "max_tokens past 2^53",
+    { ...base, max_tokens: 1e300 },
+    "max_tokens must be less than the model's context length",
+  ],
+  [
+    "max_completion_tokens past 2^53",
+    { ...base, max_completion_tokens: 2 ** 53 },
+    "max_completion_tokens must be less than the model's context length",
+  ],
+  [
     "max_completion_tokens of 0",
     { ...base, max_completion_tokens: 0 },
     "max_completion_tokens must be an integer of at least 1",
