@@ -25,7 +25,7 @@ export interface AppExtras {
 
 export interface Route {
   method: string;
-  /** Exact path, or a prefix ending in "/" whose remainder is passed as `rest`. */
+  /** Exact path, or a prefix ending in "/" whose remainder is passed, decoded, as `rest`. */
   path: string;
   /** The remainder may hold "/" (a model slug); otherwise it is one path segment. */
   nested?: boolean;
@@ -72,13 +72,9 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       envelope: "generic",
       handle: async (r, rest) => {
         await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
-        let id = rest;
-        try {
-          id = decodeURIComponent(rest);
-        } catch { /* a stray "%" is part of no slug: looked up as sent, found nowhere */ }
-        const res = extras.listing.model(r, id);
+        const res = extras.listing.model(r, rest);
         if (res) return res;
-        throw new GatewayError(404, `model ${JSON.stringify(id)} is not in the catalogue`);
+        throw new GatewayError(404, `model ${JSON.stringify(rest)} is not in the catalogue`);
       },
     },
     {
@@ -118,7 +114,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       method: "GET",
       path: "/v1/generations/",
       envelope: "generic",
-      handle: (r, rest) => getGeneration(r, decodeURIComponent(rest), app),
+      handle: (r, rest) => getGeneration(r, rest, app),
     },
     ...(extras.routes ?? []),
   ];
@@ -138,7 +134,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       const p = prefixed.find((r) => path.startsWith(r.path) && path.length > r.path.length);
       if (p && (p.nested || !path.slice(p.path.length).includes("/"))) {
         candidates = prefixed.filter((r) => r.path === p.path);
-        rest = path.slice(p.path.length);
+        rest = decodeRest(path.slice(p.path.length));
       }
     }
     if (!candidates) return renderNotFound();
@@ -165,6 +161,18 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       return renderError(route.envelope, internalError());
     }
   };
+}
+
+/**
+ * A path remainder as its route reads it: percent-escapes decoded. A malformed escape is
+ * kept as sent: it is part of no id, so the lookup finds nothing instead of failing.
+ */
+function decodeRest(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 function text(body: string, status = 200): Response {

@@ -394,6 +394,12 @@ Deno.test("foundation: GET /v1/models/{slug} answers one listed model (the OpenA
     const missing = await call(g, "GET", "/v1/models/openai/no-such-model");
     assert.equal(missing.status, 404);
     assertGeneric(await json(missing), 404);
+    // A malformed escape names nothing, here and in the history alike.
+    for (const path of ["/v1/models/openai%E0%A4%A", "/v1/generations/gen_%E0%A4%A"]) {
+      const bad = await call(g, "GET", path);
+      assert.equal(bad.status, 404, path);
+      assertGeneric(await json(bad), 404);
+    }
     const anonymous = await call(g, "GET", `/v1/models/${CHAT_MODEL}`, { key: null });
     assert.equal(anonymous.status, 401);
     assertGeneric(await json(anonymous), 401);
