@@ -1,4 +1,5 @@
 import type { SettledGeneration as Settled, Settlement } from "../store/store.ts";
+import { lane } from "../lib/lane.ts";
 
 export type { Settled };
 
@@ -46,7 +47,7 @@ export class SettlementBatches {
   #queue: { item: Settled; done: (applied: boolean) => void }[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> | undefined;
-  #lane: Promise<unknown> = Promise.resolve();
+  readonly #lane = lane();
   /** Rows of the batch being written (or retried). */
   #inFlight = 0;
   /** The last write was refused; cleared by the next that lands. */
@@ -82,9 +83,7 @@ export class SettlementBatches {
   }
 
   serial<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.#lane.then(fn);
-    this.#lane = p.catch(() => {});
-    return p;
+    return this.#lane(fn);
   }
 
   #wake() {

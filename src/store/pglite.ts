@@ -6,6 +6,7 @@
  */
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { type Db, param, statementsOnly } from "./db.ts";
+import { lane } from "../lib/lane.ts";
 
 /** PostgreSQL type oids whose text form we keep (the default parsers lose precision). */
 const INT8 = 20;
@@ -43,9 +44,9 @@ export async function openPglite(
   // kind of statement changes, and one lane keeps each switch together with its statement,
   // so no other statement ever runs under the batch's role.
   let role: "origin" | "replica" = "origin";
-  let lane: Promise<unknown> = Promise.resolve();
-  const inRole = <T>(want: typeof role, fn: () => Promise<T>): Promise<T> => {
-    const p = lane.then(async () => {
+  const serial = lane();
+  const inRole = <T>(want: typeof role, fn: () => Promise<T>): Promise<T> =>
+    serial(async () => {
       if (role !== want) {
         // Its own implicit transaction: a statement failing after it cannot undo it.
         await pg.exec(`SET session_replication_role = ${want}`);
@@ -53,9 +54,6 @@ export async function openPglite(
       }
       return await fn();
     });
-    lane = p.catch(() => {});
-    return p;
-  };
   const base = wrap(pg);
   return {
     ...base,
@@ -77,7 +75,7 @@ export async function openPglite(
     },
     // The whole transaction holds the lane: its statements run on `tx`, outside it.
     transaction: (fn) => inRole("origin", () => pg.transaction((tx) => fn(wrap(tx)))),
-    close: () => lane.then(() => pg.close()),
+    close: () => serial(() => pg.close()),
     dump: () => pg.dumpDataDir("none"),
   };
 }
