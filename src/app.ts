@@ -12,7 +12,7 @@ import {
 import { GatewayError, internalError, isGatewayError } from "./http/gateway_error.ts";
 import type { AppContext } from "./pipeline/context.ts";
 import { handleText } from "./pipeline/pipeline.ts";
-import { authenticate } from "./pipeline/auth.ts";
+import { admit } from "./pipeline/limit.ts";
 import { getGeneration, listGenerations } from "./pipeline/generations.ts";
 import { FORMATS } from "./formats/mod.ts";
 import type { Listing } from "./catalogue/listing.ts";
@@ -61,7 +61,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       path: "/v1/models",
       envelope: "generic",
       handle: async (r) => {
-        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        await admit(r, app);
         return extras.listing.models(r);
       },
     },
@@ -71,7 +71,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       nested: true,
       envelope: "generic",
       handle: async (r, rest) => {
-        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        await admit(r, app);
         const res = extras.listing.model(r, rest);
         if (res) return res;
         throw new GatewayError(404, `model ${JSON.stringify(rest)} is not in the catalogue`);
@@ -82,7 +82,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       path: "/v1/embeddings/models",
       envelope: "coded",
       handle: async (r) => {
-        await authenticate(r.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+        await admit(r, app);
         return extras.listing.embeddingModels(r);
       },
     },

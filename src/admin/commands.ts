@@ -7,6 +7,7 @@
  * Money in results is roubles as a JSON number with at most 9 decimals (design §5); money in
  * arguments is roubles as typed (`100`, `12.5`), parsed exactly.
  */
+import { Catalogue } from "../catalogue/catalogue.ts";
 import type { Account, Generation, LedgerEntry, Store } from "../store/store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { generateKey } from "../store/keys.ts";
@@ -286,6 +287,20 @@ const COMMANDS: Record<string, Command> = {
     async run(store, args) {
       const id = required(args, "account");
       const model = orNone(required(args, "model"), (m) => m) ?? null;
+      if (model !== null) {
+        // Checked now, not at the account's next request: a bare upstream name or a typo
+        // would make every request that names no model a 400.
+        const file = Deno.env.get("CATALOGUE_FILE");
+        const found = (await Catalogue.load(file ? { models: file } : {})).resolve(model);
+        if (!found) {
+          throw new CommandError(
+            `${model} is not a catalogue slug (vendor/model, see GET /v1/models)`,
+          );
+        }
+        if (found.kind === "embedding" || !found.architecture.output_modalities.includes("text")) {
+          throw new CommandError(`${model} does not generate text: it cannot be a default model`);
+        }
+      }
       await store.setDefaultModel(id, model);
       return {
         result: { id, default_model: model },

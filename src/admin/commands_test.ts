@@ -61,8 +61,9 @@ for (const { name, open } of await testStores()) {
 
   test("account show, set-default-model, set-limits", async (store) => {
     const id = await newAccount(store, "--balance", "7");
-    let r = await ok(store, "account", "set-default-model", "--account", id, "--model", "a/b");
-    assert.deepEqual(r, { id, default_model: "a/b" });
+    const slug = "openai/gpt-4o-mini";
+    let r = await ok(store, "account", "set-default-model", "--account", id, "--model", slug);
+    assert.deepEqual(r, { id, default_model: slug });
     r = await ok(store, "account", "set-limits", "--account", id, "--rpm", "60");
     assert.deepEqual(r, { id, rpm_limit: 60 });
     r = await ok(store, "account", "show", "--account", id);
@@ -70,7 +71,7 @@ for (const { name, open } of await testStores()) {
     assert.equal(r.name, "Ivan");
     assert.equal(r.balance, 7);
     assert.equal(r.held, 0);
-    assert.equal(r.default_model, "a/b");
+    assert.equal(r.default_model, slug);
     assert.equal(r.rpm_limit, 60);
     await ok(store, "account", "set-default-model", "--account", id, "--model", "none");
     await ok(store, "account", "set-limits", "--account", id, "--rpm", "none");
@@ -81,9 +82,23 @@ for (const { name, open } of await testStores()) {
     await usage(store, ["account", "set-limits", "--account", id, "--rpm", "1.5"], /whole/);
     await usage(store, ["account", "set-default-model", "--account", id], /--model/);
     await assert.rejects(
-      runAdmin(store, ["account", "set-default-model", "--account", "acc_x", "--model", "m"], cfg),
+      runAdmin(store, ["account", "set-default-model", "--account", "acc_x", "--model", slug], cfg),
       NotFoundError,
     );
+    // What no request could use is refused, and the default stays as it was.
+    for (
+      const [model, why] of [
+        ["gpt-4o", /not a catalogue slug/],
+        ["openai/gpt-image-1", /does not generate text/],
+        ["baai/bge-base-en-v1.5", /does not generate text/],
+      ] as const
+    ) {
+      await assert.rejects(
+        runAdmin(store, ["account", "set-default-model", "--account", id, "--model", model], cfg),
+        (e) => e instanceof CommandError && why.test(e.message),
+      );
+    }
+    assert.equal((await store.getAccount(id))?.defaultModel, null);
     await assert.rejects(
       runAdmin(store, ["account", "show", "--account", "acc_x"], cfg),
       NotFoundError,

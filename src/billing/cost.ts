@@ -143,6 +143,12 @@ export function computeCost(
 }
 
 /**
+ * Input tokens held for the results of one web search: a page of results runs to some
+ * thousands of tokens, and each later step of the model reads them again.
+ */
+export const SEARCH_RESULT_TOKENS = 20_000;
+
+/**
  * The hold for a call before it runs: the prompt estimate at the dearest input price (prompt
  * or a cache write: any prompt token may be written to the cache) plus every allowed output
  * token at the dearer of completion and reasoning prices, plus the web searches the request
@@ -158,8 +164,11 @@ export function estimateHold(
 ): bigint {
   const inPrice = dearest(prices, ["prompt", "input_cache_write", "input_cache_write_1h"]);
   const outPrice = dearest(prices, ["completion", "internal_reasoning"]);
+  // Every search's results join the input the upstream bills (Anthropic, and OpenAI's search
+  // content tokens), on top of the per-search price.
+  const input = promptTokens + webSearches * SEARCH_RESULT_TOKENS;
   const usd = add(
-    add(mulInt(inPrice, promptTokens), mulInt(outPrice, maxOutputTokens)),
+    add(mulInt(inPrice, input), mulInt(outPrice, maxOutputTokens)),
     add(price(prices, "request"), mulInt(price(prices, "web_search"), webSearches)),
   );
   return ceilNano(mul(mul(usd, rates.usdRub), rates.markupFactor));

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { computeCost, estimateHold, makeRates } from "./cost.ts";
+import { computeCost, estimateHold, makeRates, SEARCH_RESULT_TOKENS } from "./cost.ts";
 
 const rates = makeRates("100", "0.1"); // easy numbers: 1 USD = 100 RUB, 10 % markup
 const prices = {
@@ -118,7 +118,9 @@ Deno.test("web searches are billed per search at the web_search price, and held 
     "upstream_inference_web_search_cost" in computeCost({ input: 1 }, table, rates).details,
     false,
   );
-  // The hold adds the allowed searches: 0.00225 + 2×0.01 USD = 2.225 RUB ×1.1
-  assert.equal(estimateHold(1000, 500, table, rates, 2), 2_447_500_000n);
+  // The hold adds the allowed searches and their results as input (SEARCH_RESULT_TOKENS each):
+  // (1000 + 2×20 000)×1.25e-6 + 500×2e-6 + 2×0.01 USD = 0.07225 USD = 7.225 RUB ×1.1
+  assert.equal(SEARCH_RESULT_TOKENS, 20_000);
+  assert.equal(estimateHold(1000, 500, table, rates, 2), 7_947_500_000n);
   assert.equal(estimateHold(1000, 500, table, rates), 247_500_000n);
 });

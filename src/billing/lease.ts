@@ -2,6 +2,7 @@ import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import { newId } from "../lib/ids.ts";
 import type { Quota } from "./quota.ts";
 import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
+import { type Checkpoint, Journal } from "./journal.ts";
 
 export interface LeaseTiming {
   /** How long a lease outlives its instance's last renewal before the sweeper gives it back. */
@@ -63,7 +64,8 @@ interface Lease {
  * the sweeper `ttlMs` after their instance stopped renewing them. Keys with a spend cap
  * are held and settled in the store one by one, as `StoreQuota` does: their cap counts
  * every instance's holds. A process that dies loses its unwritten settlements (about
- * `flushDelayMs` of them, see batches.ts), which then bill nothing.
+ * `flushDelayMs` of them, see batches.ts), which then bill nothing; generations it had open
+ * longer are journaled (journal.ts) and billed by the sweeper at their last checkpoint.
  */
 export class LeaseQuota implements Quota {
   readonly instance = newId("ins", 12);
@@ -74,6 +76,7 @@ export class LeaseQuota implements Quota {
   #renewedAt = Date.now();
   #renewing = false;
   readonly #batches: SettlementBatches;
+  readonly #journal: Journal;
 
   readonly #t: LeaseTiming;
 
@@ -87,6 +90,21 @@ export class LeaseQuota implements Quota {
       (item) => this.#landed(item),
       opts.backlog ?? backlogRows,
     );
+    this.#journal = new Journal(
+      store,
+      () => this.#open.values(),
+      (fn) => this.#batches.serial(fn),
+      this.instance,
+    );
+  }
+
+  watch(generationId: string, progress: () => Checkpoint): void {
+    this.#journal.watch(generationId, progress);
+  }
+
+  /** The journal's step, now (tests). */
+  journalNow(now?: number): Promise<void> {
+    return this.#journal.tick(now);
   }
 
   async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
@@ -114,6 +132,7 @@ export class LeaseQuota implements Quota {
         l.busy++;
         l.lastUsed = now;
         this.#open.set(g.id, { g, created: new Date(), epoch: l.epoch });
+        this.#journal.opened(g.id);
         if (!l.topUp && l.free < lowWaterHolds * g.hold) {
           this.#topUp(g.accountId, l, 0n, holdsPerLease * g.hold - l.free).catch(() => {});
         }
@@ -135,6 +154,7 @@ export class LeaseQuota implements Quota {
     const open = takeOpen(this.#open, s);
     // Not held here (a capped key's, or a row the sweeper found): the store's own settlement.
     if (!open) return await this.store.settle(s);
+    this.#journal.closed(s.generationId);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
     // What the hold did not use is free again; the cost stays committed until written. A hold
@@ -157,6 +177,7 @@ export class LeaseQuota implements Quota {
   async close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#journal.stop();
     await this.flush();
     await Promise.all([...this.#leases.values()].map((l) => l.topUp?.catch(() => {})));
     // Ends already under way are waited for; what did not end (the store refused) is tried

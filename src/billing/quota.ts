@@ -1,4 +1,5 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
+import type { Checkpoint } from "./journal.ts";
 
 /**
  * Where holds live. `StoreQuota` keeps each hold in the store (one statement to reserve, one
@@ -17,6 +18,11 @@ export interface Quota {
   settle(s: Settlement): Promise<boolean>;
   /** Something outside changed balances or limits (an operator command): forget cached figures. */
   invalidate(): void;
+  /**
+   * Where an open generation's cost so far comes from (its meter), for wallets that journal
+   * generations in flight (journal.ts); the others have nothing to do with it.
+   */
+  watch?(generationId: string, progress: () => Checkpoint): void;
   /** Writes everything pending. */
   flush(): Promise<void>;
   /** Writes everything pending and gives back what the wallet took from the store. */

@@ -1,6 +1,7 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import type { Quota } from "./quota.ts";
 import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
+import { type Checkpoint, Journal } from "./journal.ts";
 
 /** Figures of one account (or key): as stored, plus what this process has not written yet. */
 interface Figures {
@@ -26,8 +27,9 @@ interface AccountState extends Figures {
  * per settlement.
  *
  * Store reads and batch writes go through one serial lane, so a re-read never sees a batch
- * half-applied. A generation reaches the store at its settlement: a process that dies
- * mid-stream leaves no running row and no held amount behind, and bills nothing for it.
+ * half-applied. A generation reaches the store at its settlement, or, running longer, as a
+ * journaled row with checkpoints of its cost (journal.ts): a process that dies leaves no held
+ * amount behind, and the sweeper bills what its journaled generations had consumed.
  */
 export class MemoryQuota implements Quota {
   /** The one writer of its store: nothing is pending anywhere else. */
@@ -36,6 +38,7 @@ export class MemoryQuota implements Quota {
   #open = new Map<string, { g: GenerationOpen; created: Date }>();
   #epoch = 0;
   readonly #batches: SettlementBatches;
+  readonly #journal: Journal;
 
   constructor(private readonly store: Store, backlog = backlogRows) {
     this.#batches = new SettlementBatches(
@@ -43,6 +46,7 @@ export class MemoryQuota implements Quota {
       (item, applied) => this.#landed(item, applied),
       backlog,
     );
+    this.#journal = new Journal(store, () => this.#open.values(), (fn) => this.#batches.serial(fn));
   }
 
   async reserve(g: GenerationOpen): Promise<boolean> {
@@ -61,13 +65,24 @@ export class MemoryQuota implements Quota {
     a.held += g.hold;
     k.held += g.hold;
     this.#open.set(g.id, { g, created: new Date() });
+    this.#journal.opened(g.id);
     return true;
+  }
+
+  watch(generationId: string, progress: () => Checkpoint): void {
+    this.#journal.watch(generationId, progress);
+  }
+
+  /** The journal's step, now (tests). */
+  journalNow(now?: number): Promise<void> {
+    return this.#journal.tick(now);
   }
 
   async settle(s: Settlement): Promise<boolean> {
     const open = takeOpen(this.#open, s);
     // Not held here (a row the sweeper found in the store): the store's own settlement.
     if (!open) return await this.store.settle(s);
+    this.#journal.closed(s.generationId);
     const { g } = open;
     const a = this.#accounts.get(g.accountId)!;
     const k = a.keys.get(g.keyId)!;
@@ -87,6 +102,7 @@ export class MemoryQuota implements Quota {
   }
 
   close(): Promise<void> {
+    this.#journal.stop();
     return this.flush();
   }
 

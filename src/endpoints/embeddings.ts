@@ -8,9 +8,8 @@ import { nanoToRub } from "../billing/money.ts";
 import { readJsonBody } from "../http/body.ts";
 import { renderError } from "../http/envelopes.ts";
 import { GatewayError, noProvider } from "../http/gateway_error.ts";
-import { authenticate } from "../pipeline/auth.ts";
+import { admit } from "../pipeline/limit.ts";
 import type { AppContext } from "../pipeline/context.ts";
-import { limit } from "../pipeline/limit.ts";
 import { pricesFor } from "../pipeline/pipeline.ts";
 import { type Hold, reserve } from "../pipeline/quota.ts";
 import { candidatesFor } from "../providers/routing.ts";
@@ -30,8 +29,7 @@ import { callCandidates, Closer } from "./mod.ts";
 const holdTokenFactor = 2;
 
 export async function handleEmbeddings(req: Request, app: AppContext): Promise<Response> {
-  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
-  await limit(caller, app);
+  const caller = await admit(req, app);
   const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
   const call = parseEmbeddingsRequest(body, app.catalogue);
   const candidates = candidatesFor(

@@ -14,10 +14,10 @@ import {
   insufficientBalance,
   isGatewayError,
   noProvider,
+  timeoutAsProviderError,
 } from "../http/gateway_error.ts";
-import { authenticate } from "../pipeline/auth.ts";
+import { admit } from "../pipeline/limit.ts";
 import type { AppContext } from "../pipeline/context.ts";
-import { limit } from "../pipeline/limit.ts";
 import { pricesFor } from "../pipeline/pipeline.ts";
 import { type Hold, reserve } from "../pipeline/quota.ts";
 import type { Protocol } from "../providers/provider.ts";
@@ -73,8 +73,7 @@ interface Generated {
 }
 
 export async function handleImages(req: Request, app: AppContext): Promise<Response> {
-  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
-  await limit(caller, app);
+  const caller = await admit(req, app);
   const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
   const call = parseImagesRequest(body, app.catalogue);
   const p = call.params;
@@ -224,7 +223,9 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     }
     // After the hold, errors name the generation too (its history row says what happened).
     if (isGatewayError(e)) {
-      return renderError("coded", e, { "x-generation-id": hold.generationId });
+      return renderError("coded", timeoutAsProviderError(e), {
+        "x-generation-id": hold.generationId,
+      });
     }
     throw e;
   }

@@ -30,6 +30,11 @@ export type Event =
   | { type: "tool_call_start"; index: number; id: string; name: string }
   | { type: "tool_call_delta"; index: number; json: string }
   | { type: "tool_call_end"; index: number }
+  /**
+   * A web search the upstream ran itself (a hosted tool): shown to clients whose format has
+   * an item for it; billed through `usage.webSearches`, not through this event.
+   */
+  | { type: "web_search"; id: string; query?: string }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence?: string | null }
   | { type: "error"; error: GatewayError }

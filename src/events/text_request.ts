@@ -9,6 +9,8 @@ export interface TextRequest {
   system: TextPart[];
   messages: Message[];
   tools?: Tool[];
+  /** A web search the upstream runs itself; only upstreams with one are offered the call. */
+  webSearch?: WebSearch;
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
   maxTokens?: number;
@@ -37,6 +39,11 @@ export interface TextPart {
   cacheControl?: CacheControl;
 }
 
+/**
+ * An image, or a PDF document as a `data:application/pdf;base64,` URL (see `isPdfDataUrl`):
+ * both are files the model reads, carried by URL; each format writes a PDF as its own
+ * document or file part.
+ */
 export interface ImagePart {
   type: "image";
   /** An http(s) URL or a `data:` URL. */
@@ -90,6 +97,21 @@ export interface Tool {
   cacheControl?: CacheControl;
 }
 
+/** A hosted web search (responses' `web_search` tool, Anthropic's `web_search_*`). */
+export interface WebSearch {
+  /** The most searches the upstream may run: the hold is sized for as many. */
+  maxUses: number;
+  allowedDomains?: string[];
+  /** Approximate location to localise results (two-letter country code, IANA timezone). */
+  userLocation?: { city?: string; region?: string; country?: string; timezone?: string };
+}
+
+/**
+ * Searches a request may run when it does not say how many: what the hold covers, and the cap
+ * sent to an upstream that takes one.
+ */
+export const DEFAULT_WEB_SEARCHES = 10;
+
 export type ToolChoice =
   | { type: "auto" }
   | { type: "none" }
@@ -109,4 +131,9 @@ export interface ReasoningSettings {
   /** Whether reasoning text should be returned (summary) where the vendor supports it. */
   summary?: "auto" | "concise" | "detailed";
   enabled?: boolean;
+}
+
+/** A PDF carried inline, as the image parts' `url` may hold one. */
+export function isPdfDataUrl(url: string): boolean {
+  return url.startsWith("data:application/pdf");
 }

@@ -4,7 +4,7 @@
  */
 import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
-import { badRequest } from "../http/gateway_error.ts";
+import { badRequest, timeoutAsProviderError } from "../http/gateway_error.ts";
 import type { ClientFormat } from "./text_format.ts";
 import { type ChatRequestBody, checkAgainstModel, validateChatRequest } from "./chat/schema.ts";
 import * as chatRequest from "./chat/request.ts";
@@ -43,17 +43,27 @@ function checkMaxTokens(maxTokens: unknown, field: string, model: CatalogueModel
 export const chat: ClientFormat = {
   name: "chat",
   envelope: "generic",
+  // The spec's chat list names no 504 or 408: a provider that did not answer in time is a 502.
+  clientError: timeoutAsProviderError,
   sameProtocol: "openai-chat",
   validate: (body) => void validateChatRequest(body),
   checkModel: (body, model) =>
     checkAgainstModel(body as ChatRequestBody, {
       contextLength: model.context_length ?? Number.MAX_SAFE_INTEGER,
       acceptsImages: model.architecture.input_modalities.includes("image"),
+      acceptsFiles: model.architecture.input_modalities.includes("file"),
+      acceptsAudio: model.architecture.input_modalities.includes("audio"),
       supportsJsonObject: model.supported_parameters.includes("response_format") ||
         model.supported_parameters.includes("structured_outputs"),
     }),
   toInternal: (body, slug) => chatRequest.toInternal(body as ChatRequestBody, slug),
-  needsSameProtocol: () => undefined,
+  upstreamsFor: (body) =>
+    typeof body.n === "number" && body.n > 1
+      ? {
+        protocols: ["openai-chat"],
+        reason: "n > 1 (several choices) needs a model served in the chat completions format",
+      }
+      : undefined,
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
   createEncoder: createChatEncoder,
   encodeBody: encodeChatBody,
@@ -72,7 +82,7 @@ export const messagesFormat: ClientFormat = {
   },
   toInternal: (body, slug) =>
     messages.toInternal(body as unknown as messages.MessagesRequest, slug),
-  needsSameProtocol: () => undefined,
+  upstreamsFor: () => undefined,
   passThroughRequest: (body, upstreamModel) =>
     messages.passThroughRequest(body as unknown as messages.MessagesRequest, upstreamModel),
   createEncoder: messages.createMessagesEncoder,
@@ -91,7 +101,7 @@ export const responsesFormat: ClientFormat = {
     checkImages(responses.toInternal(body as Body, model.id), model);
   },
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
-  needsSameProtocol: (body) => responses.needsResponsesUpstream(body as Body),
+  upstreamsFor: (body) => responses.upstreamsFor(body as Body),
   passThroughRequest: (body, upstreamModel) => responses.passThroughRequest(body, upstreamModel),
   createEncoder: responses.createResponsesEncoder,
   encodeBody: responses.encodeResponsesBody,

@@ -13,6 +13,13 @@ import type {
   StreamEncoder,
 } from "./codec.ts";
 
+/** Upstream protocols that can serve a call (the client's own first), and why only they. */
+export interface UpstreamNeed {
+  protocols: Protocol[];
+  /** The 400's message when the model has a provider, but none of these protocols. */
+  reason: string;
+}
+
 /**
  * A client-side text format (chat, messages, responses) as the pipeline sees it: one object
  * per format folder, assembled in formats/mod.ts from that folder's modules.
@@ -22,13 +29,15 @@ export interface ClientFormat {
   envelope: EnvelopeFamily;
   /** The upstream protocol that is this very format: requests to it pass through. */
   sameProtocol: Protocol;
+  /** The error as this endpoint answers it, where the spec's list for it differs. */
+  clientError?(e: GatewayError): GatewayError;
   /** Throws a 400 GatewayError naming the field. */
   validate(body: Record<string, unknown>): void;
   /** Checks that need the model (context length, image input, JSON mode). */
   checkModel(body: Record<string, unknown>, model: CatalogueModel): void;
   toInternal(body: Record<string, unknown>, slug: string): TextRequest;
-  /** A reason the call needs an upstream of the same protocol (built-in tools), or undefined. */
-  needsSameProtocol(body: Record<string, unknown>): string | undefined;
+  /** The upstream protocols that can serve the call, when not every one can (built-in tools). */
+  upstreamsFor(body: Record<string, unknown>): UpstreamNeed | undefined;
   passThroughRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   createEncoder(ctx: EncodeContext): StreamEncoder;
   encodeBody: BodyEncoder;
@@ -41,10 +50,12 @@ export interface UpstreamProtocol {
   name: Protocol;
   url(provider: Provider): string;
   headers(provider: Provider, client: Headers): Headers;
+  /** `outputCap`: the model's output cap, for protocols that need a `max_tokens` (messages). */
   fromInternal(
     req: TextRequest,
     upstreamModel: string,
     provider: Provider,
+    outputCap: number,
   ): Record<string, unknown>;
   /** Provider quirks applied to every body sent (pass-through or not). */
   finishBody?(body: Record<string, unknown>, provider: Provider): void;

@@ -71,6 +71,13 @@ export interface OpenAIErrorTable {
 const MODERATION = /moderat|flagged|content[ _-]?policy|safety/i;
 
 /**
+ * Words of a provider about the gateway's own credit with it (Anthropic sends "Your credit
+ * balance is too low…" as a 400): our problem, never the client's, and another provider may
+ * serve.
+ */
+export const OUR_CREDIT = /credit balance|billing|purchase credits/i;
+
+/**
  * Maps an upstream error response (status and parsed JSON body, or its text) to the error
  * the client gets. `retryAfter` (seconds, from the upstream's `Retry-After`) is kept on 429.
  */

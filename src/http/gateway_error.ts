@@ -70,3 +70,19 @@ export const internalError = (message = "internal gateway error") =>
 export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }
+
+/**
+ * For endpoints whose spec list has no timeout status (chat, images): a provider that did not
+ * answer in time (504, a provider's 408) is a 502, "model provider error" / "provider
+ * generation failure; retry is sensible". Other errors pass as they are.
+ */
+export function timeoutAsProviderError(e: GatewayError): GatewayError {
+  if (e.status !== 504 && e.status !== 408) return e;
+  return new GatewayError(502, e.message, {
+    code: e.code,
+    type: e.type,
+    metadata: e.metadata,
+    retryAfter: e.retryAfter,
+    extra: e.extra,
+  });
+}

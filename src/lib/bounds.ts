@@ -22,5 +22,9 @@ export const keyTouchIntervalMs = 60_000;
 export const generationsPageMax = 100;
 export const generationsPageDefault = 20;
 
-/** How long a first-byte peek may wait for the first meaningful upstream event. */
-export const peekEventsMax = 64;
+/**
+ * What the peek before the first token may hold back for the client: an upstream that sends
+ * this much without a token (keep-alives, pings, a thinking model's role chunk are a few bytes
+ * each) is not answering. Time is bounded by the provider's deadlines, not by a read count.
+ */
+export const peekBytesMax = 1 << 20;

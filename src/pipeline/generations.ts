@@ -2,7 +2,7 @@ import { formatRub } from "../billing/money.ts";
 import { GatewayError } from "../http/gateway_error.ts";
 import { generationsPageDefault, generationsPageMax } from "../lib/bounds.ts";
 import type { Generation } from "../store/store.ts";
-import { authenticate } from "./auth.ts";
+import { admit } from "./limit.ts";
 import type { AppContext } from "./context.ts";
 
 const crossInstanceRetries = 3;
@@ -10,7 +10,7 @@ const crossInstanceWaitMs = 40;
 
 /** `GET /v1/generations` and `GET /v1/generations/{id}`: the caller's own history only. */
 export async function listGenerations(req: Request, app: AppContext): Promise<Response> {
-  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  const caller = await admit(req, app);
   const url = new URL(req.url);
   const limitParam = url.searchParams.get("limit");
   const limit = limitParam === null ? generationsPageDefault : Number(limitParam);
@@ -31,7 +31,7 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
 }
 
 export async function getGeneration(req: Request, id: string, app: AppContext): Promise<Response> {
-  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  const caller = await admit(req, app);
   await app.quota.flush();
   let g = await app.store.getGeneration(caller.accountId, id);
   // Instances sharing PostgreSQL write settlements in batches (every ~25 ms): a generation

@@ -1,5 +1,5 @@
 import { GatewayError } from "../http/gateway_error.ts";
-import type { Caller } from "./auth.ts";
+import { authenticate, type Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 
 /** Our own limiter's refusal: rendered as the spec's limiter body on every endpoint. */
@@ -21,4 +21,14 @@ export async function limit(caller: Caller, app: AppContext): Promise<void> {
     ],
   });
   if (!r.ok) throw new RateLimited(r.retryAfter);
+}
+
+/**
+ * The door of every keyed endpoint: the key checked, then one request taken from its budgets
+ * (the spec's limiter answers 429 on all endpoints, listings and history included).
+ */
+export async function admit(req: Request, app: AppContext): Promise<Caller> {
+  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  await limit(caller, app);
+  return caller;
 }

@@ -5,6 +5,7 @@ import { deltaTokens } from "../billing/count.ts";
 import { nanoToRub } from "../billing/money.ts";
 import type { GatewayError } from "../http/gateway_error.ts";
 import type { Settlement } from "../store/store.ts";
+import type { Checkpoint } from "../billing/journal.ts";
 import type { Quota } from "../billing/quota.ts";
 import type { Tracker } from "../lib/tracker.ts";
 import type { Logger } from "../lib/log.ts";
@@ -82,7 +83,26 @@ export class Meter {
    * amount shown to the client is the amount debited).
    */
   report(): CostReport & { nano: bigint; source: Settlement["usageSource"] } {
-    if (this.#report) return this.#report;
+    this.#report ??= this.#cost();
+    return this.#report;
+  }
+
+  /**
+   * What was consumed so far, as the journal checkpoints it while the generation runs (the
+   * figure a process that dies leaves for the sweeper to bill): as `report`, not frozen.
+   */
+  checkpoint(): Checkpoint {
+    const r = this.#cost();
+    return {
+      cost: r.nano,
+      costDetails: r.details,
+      provider: this.provider,
+      upstreamModel: this.upstreamModel,
+      tokens: { input: r.usage.input, output: r.usage.output },
+    };
+  }
+
+  #cost(): CostReport & { nano: bigint; source: Settlement["usageSource"] } {
     const u = { ...this.usage };
     for (const f of TOKEN_FIGURES) u[f] = tokenCount(u[f]);
     let source: Settlement["usageSource"] = "upstream";
@@ -103,8 +123,7 @@ export class Meter {
     const { nano, details } = source === "none"
       ? { nano: 0n, details: {} as Record<string, number> }
       : computeCost(u, this.call.prices, this.deps.rates);
-    this.#report = { cost: nanoToRub(nano), details, usage: u, nano, source };
-    return this.#report;
+    return { cost: nanoToRub(nano), details, usage: u, nano, source };
   }
 
   /** True once `settle` has been called. */

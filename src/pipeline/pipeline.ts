@@ -14,6 +14,7 @@ import type { CatalogueModel } from "../catalogue/catalogue.ts";
 import { bodyPromptBound, countPromptTokens } from "../billing/prompt_tokens.ts";
 import type { PriceTable } from "../billing/cost.ts";
 import { readJsonBody } from "../http/body.ts";
+import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
 import {
   badRequest,
@@ -28,16 +29,16 @@ import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
-import { authenticate, type Caller } from "./auth.ts";
+import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
-import { limit } from "./limit.ts";
+import { admit } from "./limit.ts";
 import { Meter } from "./meter.ts";
 import { type Hold, reserve, textHold, webSearchAllowance } from "./quota.ts";
 import { recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
 import { chunkReader } from "./chunk_reader.ts";
-import { peekEventsMax } from "../lib/bounds.ts";
+import { peekBytesMax } from "../lib/bounds.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -64,11 +65,7 @@ export async function handleText(
   const startedAt = performance.now();
   let hold: Hold | undefined;
   try {
-    const caller = await authenticate(req.headers, {
-      ...app,
-      keyPrefix: app.cfg.KEY_PREFIX,
-    });
-    await limit(caller, app);
+    const caller = await admit(req, app);
     const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
     const call = decodeAndRoute(format, body, caller, app);
     hold = await reserve(app, caller, {
@@ -79,7 +76,7 @@ export async function handleText(
         app,
         call.candidates.map((c) => pricesFor(c, call.model)),
         call.heldPromptTokens,
-        call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model),
+        heldOutputTokens(call, app),
         webSearchAllowance(call.body),
       ),
     });
@@ -90,7 +87,7 @@ export async function handleText(
     if (err.code === "RATE_LIMITED" && err.status === 429) {
       return renderRateLimited(err.retryAfter ?? 1);
     }
-    return renderError(format.envelope, err, headers);
+    return renderError(format.envelope, format.clientError?.(err) ?? err, headers);
   }
 }
 
@@ -100,6 +97,22 @@ function unexpected(e: unknown, app: AppContext): GatewayError {
     stack: (e as Error)?.stack?.split("\n").slice(0, 4).join(" | "),
   });
   return internalError();
+}
+
+/**
+ * The output the hold covers: the request's cap, else the model's, for each choice asked
+ * for. A transcoded call to a
+ * responses upstream raises a smaller cap to that API's least (16), and what the upstream
+ * then generates is billed, so where such a candidate may serve, the hold covers that much.
+ */
+function heldOutputTokens(call: TextCall, app: AppContext): number {
+  const cap = call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model);
+  const raised = call.candidates.some((c) =>
+    c.protocol === "openai-responses" && c.protocol !== call.format.sameProtocol
+  );
+  // Several choices (chat's `n`, passed through): each may run to the cap.
+  const n = typeof call.body.n === "number" && call.body.n > 1 ? call.body.n : 1;
+  return (raised ? Math.max(cap, MAX_OUTPUT_TOKENS_MIN) : cap) * n;
 }
 
 /** decode + route: validate, pick the model, map to the internal form, find candidates. */
@@ -123,16 +136,24 @@ export function decodeAndRoute(
       `model ${JSON.stringify(requestedModel)} is an embedding model; use /v1/embeddings`,
     );
   }
+  const makes = model.architecture.output_modalities;
+  if (!makes.includes("text")) {
+    throw badRequest(
+      `model ${JSON.stringify(requestedModel)} does not generate text (it makes ${
+        makes.join(", ")
+      })` + (makes.includes("image") ? "; use /v1/images/generations" : ""),
+    );
+  }
   format.checkModel(body, model);
   const request = fitToModel(format.toInternal(body, model.id), model);
-  const onlySame = format.needsSameProtocol(body);
-  const allowed = onlySame
-    ? [format.sameProtocol]
+  const need = format.upstreamsFor(body);
+  const allowed = need
+    ? need.protocols
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
   const candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
   if (candidates.length === 0) {
-    if (onlySame && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
-      throw badRequest(onlySame);
+    if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
+      throw badRequest(need.reason);
     }
     throw noProvider(model.id);
   }
@@ -210,14 +231,19 @@ async function attempt(
     const pass = c.protocol === call.format.sameProtocol;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
-      : proto.fromInternal(call.request, c.upstreamModel, c.provider);
+      : proto.fromInternal(
+        call.request,
+        c.upstreamModel,
+        c.provider,
+        app.catalogue.maxOutputTokens(call.model),
+      );
     proto.finishBody?.(upstreamBody, c.provider);
     const outcome = await send(
       c,
       proto.url(c.provider),
       proto.headers(c.provider, req.headers),
       JSON.stringify(upstreamBody),
-      c.provider.timeouts.firstByteMs,
+      call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
       req.signal,
     );
     if (!outcome.ok) {
@@ -236,6 +262,7 @@ async function attempt(
     meters.push(meter);
     meter.provider = c.provider.id;
     meter.upstreamModel = c.upstreamModel;
+    app.quota.watch?.(hold.generationId, () => meter.checkpoint());
     const headers = { "x-generation-id": hold.generationId };
     const result = call.request.stream
       ? await startStream(
@@ -329,17 +356,20 @@ async function startStream(
   }, meter);
   const reader = chunkReader(response.body!);
   let initial = "";
-  // Until the first token, the first-byte deadline still runs (headers alone are no answer),
-  // and a client that leaves cancels the upstream.
+  // Until the body says anything the first-byte deadline still runs (headers alone are no
+  // answer); once it has spoken, the first token may take `firstTokenMs` (a model thinking).
+  // A client that leaves cancels the upstream.
   let timedOut = false;
-  const deadline = setTimeout(() => {
+  const expire = () => {
     timedOut = true;
     reader.cancel().catch(() => {});
-  }, c.provider.timeouts.firstByteMs);
+  };
+  let deadline = setTimeout(expire, c.provider.timeouts.firstByteMs);
+  let spoken = false;
   const onClientAbort = () => reader.cancel().catch(() => {});
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
   try {
-    for (let i = 0; i < peekEventsMax && stage.first === undefined; i++) {
+    for (let held = 0; held <= peekBytesMax && stage.first === undefined;) {
       let r: ReadableStreamReadResult<Uint8Array>;
       try {
         r = await reader.read();
@@ -347,6 +377,12 @@ async function startStream(
         r = { done: true, value: undefined };
       }
       if (r.done) break;
+      held += r.value.length;
+      if (!spoken) {
+        spoken = true;
+        clearTimeout(deadline);
+        deadline = setTimeout(expire, c.provider.timeouts.firstTokenMs);
+      }
       try {
         initial += stage.feed(r.value);
       } catch {

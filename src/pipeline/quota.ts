@@ -1,6 +1,7 @@
 import { estimateHold, type PriceTable } from "../billing/cost.ts";
 import { formatKopecksUp } from "../billing/money.ts";
 import { GatewayError, insufficientBalance } from "../http/gateway_error.ts";
+import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import { newId } from "../lib/ids.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
@@ -43,11 +44,14 @@ export async function reserve(
   if (!ok) {
     // A hold, not the price: clients that send no max_tokens are held for the model's whole
     // output cap, which a modest balance may not cover though the answer would cost kopecks.
+    const basis = g.endpoint === "embeddings"
+      ? "(оценка по длине входа). Пополните баланс"
+      : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
+        "пополните баланс";
     throw insufficientBalance(
       undefined,
-      `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ (оценка запроса и max_tokens или ` +
-        `предел вывода модели). Уменьшите max_tokens или пополните баланс; лимит расходов ` +
-        `ключа тоже учитывается.`,
+      `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
+        `тоже учитывается.`,
     );
   }
   return { generationId, amount: g.amount };
@@ -72,14 +76,13 @@ export function textHold(
   return max;
 }
 
-/** Searches held for when a request enables web search without saying how many it allows. */
-const defaultWebSearches = 10;
 /** A `max_uses` past this is held as this: a hold must stay a sane figure. */
 const webSearchesMax = 1_000;
 
 /**
  * The web searches a request's tools allow. Anthropic's `web_search_*` server tool may state
- * `max_uses`; responses' `web_search` tools cannot, so they are held at `defaultWebSearches`.
+ * `max_uses`; responses' `web_search` tools cannot, so they are held at `DEFAULT_WEB_SEARCHES`
+ * (and sent to an upstream that takes a cap with that cap).
  */
 export function webSearchAllowance(body: Record<string, unknown>): number {
   if (!Array.isArray(body.tools)) return 0;
@@ -90,7 +93,7 @@ export function webSearchAllowance(body: Record<string, unknown>): number {
     const max = tool.max_uses;
     n += typeof max === "number" && Number.isInteger(max) && max >= 0
       ? Math.min(max, webSearchesMax)
-      : defaultWebSearches;
+      : DEFAULT_WEB_SEARCHES;
   }
   return n;
 }

@@ -1,10 +1,28 @@
 import assert from "node:assert/strict";
 import { sweep } from "./sweeper.ts";
 import { testStores } from "../../tests/helpers/store.ts";
-import { StoreQuota } from "../billing/quota.ts";
+import { type Quota, StoreQuota } from "../billing/quota.ts";
+import { MemoryQuota } from "../billing/wallet.ts";
+import { LeaseQuota } from "../billing/lease.ts";
+import type { GenerationOpen, Store } from "../store/store.ts";
 import { Tracker } from "../lib/tracker.ts";
 import { createLogger } from "../lib/log.ts";
 import type { AppContext } from "./context.ts";
+
+/** What the sweeper reads of the app: the store, the wallet, a tracker and a silent log. */
+function appOf(store: Store, quota: Quota): AppContext {
+  return {
+    store,
+    quota,
+    tracker: new Tracker(),
+    log: createLogger("error", () => {}),
+  } as unknown as AppContext;
+}
+
+/** A streamed chat generation holding 300 000 nano-roubles. */
+function generation(accountId: string, keyId: string, id: string): GenerationOpen {
+  return { id, accountId, keyId, endpoint: "chat", model: "m", stream: true, hold: 300_000n };
+}
 
 for (const { name, open } of await testStores()) {
   Deno.test(`${name}: the sweeper closes generations a dead instance left running, holds released`, async () => {
@@ -13,25 +31,10 @@ for (const { name, open } of await testStores()) {
       const account = await store.createAccount("s", 1_000_000n);
       const key = await store.createKey(account.id, "a".repeat(64), "tg_s", null);
       for (const id of ["gen_dead1", "gen_dead2"]) {
-        assert.ok(
-          await store.reserve({
-            id,
-            accountId: account.id,
-            keyId: key.id,
-            endpoint: "chat",
-            model: "m",
-            stream: true,
-            hold: 300_000n,
-          }),
-        );
+        assert.ok(await store.reserve(generation(account.id, key.id, id)));
       }
       assert.equal((await store.getAccount(account.id))!.held, 600_000n);
-      const app = {
-        store,
-        quota: new StoreQuota(store),
-        tracker: new Tracker(),
-        log: createLogger("error", () => {}),
-      } as unknown as AppContext;
+      const app = appOf(store, new StoreQuota(store));
       // Younger than the threshold: left alone (another instance may still be streaming it).
       assert.equal(await sweep(app, 60_000), 0);
       assert.equal(await sweep(app, 0), 2);
@@ -45,6 +48,161 @@ for (const { name, open } of await testStores()) {
       }
       assert.equal(await sweep(app, 0), 0, "a second sweep finds nothing");
     } finally {
+      await store.close();
+    }
+  });
+}
+
+/** A wallet that holds generations in memory, over `store`. */
+type Wallet = (MemoryQuota | LeaseQuota) & { journalNow(now?: number): Promise<void> };
+const WALLETS: [string, (s: Store) => Wallet][] = [
+  ["embedded wallet", (s) => new MemoryQuota(s)],
+  ["leased wallet", (s) => new LeaseQuota(s)],
+];
+
+/** An account of 1 000 000 nano-roubles with a key, and a generation to open on it. */
+async function openOne(store: Store, id: string) {
+  const account = await store.createAccount("s", 1_000_000n);
+  const key = await store.createKey(account.id, id.padEnd(64, "0"), "tg_s", null);
+  return { account, g: generation(account.id, key.id, id) };
+}
+
+for (const { name, open } of await testStores()) {
+  for (const [kind, wallet] of WALLETS) {
+    Deno.test(`${name}: a ${kind} that dies mid-generation leaves it journaled; the sweeper bills its last checkpoint`, async () => {
+      const store = await open();
+      const quotas: Wallet[] = [];
+      try {
+        const { account, g } = await openOne(store, "gen_journaled");
+        const dead = wallet(store);
+        quotas.push(dead);
+        assert.ok(await dead.reserve(g));
+        let cost = 1_000n;
+        dead.watch(g.id, () => ({
+          cost,
+          costDetails: { upstream_inference_output_cost: 0.000001 },
+          provider: "mock",
+          upstreamModel: "mock-1",
+          tokens: { input: 10, output: Number(cost / 100n) },
+        }));
+        // Younger than journalAfterMs: not journaled yet.
+        await dead.journalNow(Date.now());
+        assert.equal(await store.getGeneration(account.id, g.id), null);
+        await dead.journalNow(Date.now() + 1_500);
+        cost = 4_200n;
+        await dead.journalNow(Date.now() + 7_000);
+        const row = (await store.getGeneration(account.id, g.id))!;
+        assert.deepEqual([row.status, row.hold, row.cost], ["running", 0n, 4_200n]);
+        // The process dies: its wallet is never settled (close writes nothing of it).
+        await dead.close();
+
+        const live = wallet(store);
+        quotas.push(live);
+        const app = appOf(store, live);
+        // Checkpointed a moment ago: alive as far as any other instance can tell.
+        assert.equal(await sweep(app, 15 * 60_000), 0);
+        assert.equal(await sweep(app, 0), 1);
+        const swept = (await store.getGeneration(account.id, g.id))!;
+        assert.deepEqual([swept.status, swept.cost, swept.tokens.output], [
+          "interrupted",
+          4_200n,
+          42,
+        ]);
+        assert.equal(swept.usageSource, "counted");
+        await live.close();
+        // The dead lease (if any) goes back once expired; the balance pays the checkpoint.
+        await store.expireLeases();
+        const a = (await store.getAccount(account.id))!;
+        assert.equal(a.balance, 1_000_000n - 4_200n);
+        const debits = (await store.listLedger(account.id)).filter((e) => e.generationId === g.id);
+        assert.deepEqual(debits.map((e) => e.amount), [-4_200n]);
+      } finally {
+        for (const q of quotas) await q.close().catch(() => {});
+        await store.close();
+      }
+    });
+
+    Deno.test(`${name}: a ${kind}'s journaled generation that finishes is settled once, at its cost`, async () => {
+      const store = await open();
+      const q = wallet(store);
+      try {
+        const { account, g } = await openOne(store, "gen_finishes");
+        assert.ok(await q.reserve(g));
+        await q.journalNow(Date.now() + 1_500);
+        assert.equal((await store.getGeneration(account.id, g.id))?.status, "running");
+        assert.equal(
+          await q.settle({
+            generationId: g.id,
+            status: "completed",
+            cost: 7_000n,
+            costDetails: {},
+            provider: "mock",
+            upstreamModel: "mock-1",
+            finishReason: "stop",
+            tokens: { input: 10, output: 70 },
+            usageSource: "upstream",
+            latencyMs: 5,
+            ttftMs: 1,
+            error: null,
+          }),
+          true,
+        );
+        // A checkpoint after the settlement is never taken.
+        await q.journalNow(Date.now() + 60_000);
+        await q.close();
+        await store.expireLeases();
+        const row = (await store.getGeneration(account.id, g.id))!;
+        assert.deepEqual([row.status, row.cost], ["completed", 7_000n]);
+        const a = (await store.getAccount(account.id))!;
+        assert.equal(a.balance, 1_000_000n - 7_000n);
+        assert.equal(
+          (await store.listLedger(account.id)).filter((e) => e.kind === "debit").length,
+          1,
+        );
+      } finally {
+        await q.close().catch(() => {});
+        await store.close();
+      }
+    });
+  }
+}
+
+for (const { name, open } of await testStores()) {
+  Deno.test(`${name}: a dead leasing instance's journaled rows are billed before its leases go back`, async () => {
+    const store = await open();
+    const quotas: LeaseQuota[] = [];
+    try {
+      const account = await store.createAccount("s", 1_000n);
+      const key = await store.createKey(account.id, "d".repeat(64), "tg_d", null);
+      const dead = new LeaseQuota(store);
+      quotas.push(dead);
+      const g = { ...generation(account.id, key.id, "gen_leased"), hold: 1_000n };
+      assert.ok(await dead.reserve(g), "the whole balance leased and held");
+      dead.watch(g.id, () => ({
+        cost: 600n,
+        costDetails: {},
+        provider: "mock",
+        upstreamModel: "mock-1",
+        tokens: { output: 6 },
+      }));
+      await dead.journalNow(Date.now() + 1_500);
+      await dead.close(); // dies: the generation never settles, its lease stays
+      await store.renewLeases(dead.instance, 1);
+      await new Promise((r) => setTimeout(r, 20)); // the lease is past its expiry
+
+      const live = new LeaseQuota(store);
+      quotas.push(live);
+      const app = appOf(store, live);
+      // Checkpointed a moment ago, but its instance is dead: billed now, then the lease goes.
+      assert.equal(await sweep(app, 15 * 60_000), 1);
+      const a = (await store.getAccount(account.id))!;
+      assert.deepEqual([a.balance, a.held, await store.leased(account.id)], [400n, 0n, 0n]);
+      // What is left is all another instance can commit: the balance never goes below zero.
+      const more = (id: string, hold: bigint) => live.reserve({ ...g, id, hold });
+      assert.equal(await more("gen_too_much", 401n), false);
+      assert.equal(await more("gen_fits", 400n), true);
+    } finally {
+      for (const q of quotas) await q.close().catch(() => {});
       await store.close();
     }
   });

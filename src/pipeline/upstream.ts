@@ -1,17 +1,18 @@
 import { GatewayError } from "../http/gateway_error.ts";
+import { OUR_CREDIT } from "../formats/upstream_errors.ts";
 import type { Candidate } from "../providers/routing.ts";
 import type { Breakers } from "../providers/routing.ts";
 
 /**
  * One HTTP call to one candidate, with the first-byte timeout. Failures are classified with a
  * plain table: those worth another candidate (connect errors, timeouts, 408, 429, 5xx, and
- * our own credentials refused) come back as `{ retry: true }`.
+ * our own credentials or credit refused) come back as `{ retry: true }`.
  */
 export type UpstreamOutcome =
   | { ok: true; response: Response; abort: AbortController }
   | { ok: false; retry: boolean; status: number; body: unknown; error?: GatewayError };
 
-const RETRYABLE = new Set([401, 403, 404, 408, 409, 425, 429]);
+const RETRYABLE = new Set([401, 402, 403, 404, 408, 409, 425, 429]);
 
 export async function send(
   c: Candidate,
@@ -39,7 +40,8 @@ export async function send(
     } catch { /* keep the text */ }
     return {
       ok: false,
-      retry: response.status >= 500 || RETRYABLE.has(response.status),
+      retry: response.status >= 500 || RETRYABLE.has(response.status) ||
+        (response.status === 400 && OUR_CREDIT.test(text)),
       status: response.status,
       body: parsed,
     };

@@ -16,8 +16,19 @@ export const PROTOCOLS = [
 export type Protocol = typeof PROTOCOLS[number];
 
 const timeouts = z.object({
-  /** Until response headers arrive (connect + first byte). */
+  /**
+   * Until a stream's response headers arrive (connect + first byte), and then until its body
+   * says anything (an upstream that answers headers and stays silent is failed over).
+   */
   firstByteMs: z.number().int().positive().default(60_000),
+  /**
+   * A stream that has spoken (a role chunk, `message_start`) but sent no token yet: reasoning
+   * models think silently for minutes before their first token, and the work is billed, so
+   * it is not thrown away for another provider after a minute.
+   */
+  firstTokenMs: z.number().int().positive().default(600_000),
+  /** A whole non-streaming answer: its headers come only once it is complete. */
+  responseMs: z.number().int().positive().default(600_000),
   /** Longest silence between two chunks of a streaming body. */
   idleMs: z.number().int().positive().default(120_000),
   /** Image generation is slow (spec: suggest ≥ 120 s). */
@@ -31,7 +42,13 @@ const providerSchema = z.object({
   baseUrlEnv: z.string().optional(),
   keyEnv: z.string(),
   priority: z.number().int().default(100),
-  timeouts: timeouts.default({ firstByteMs: 60_000, idleMs: 120_000, imagesMs: 180_000 }),
+  timeouts: timeouts.default({
+    firstByteMs: 60_000,
+    firstTokenMs: 600_000,
+    responseMs: 600_000,
+    idleMs: 120_000,
+    imagesMs: 180_000,
+  }),
   /** Slug patterns served: exact slugs, `vendor/*`, or `*`. */
   serves: z.array(z.string()).default([]),
   /** Explicit slug → upstream name; wins over the template. */

@@ -19,6 +19,7 @@ import type {
   ApiKeyRecord,
   Blob,
   Generation,
+  GenerationCheckpoint,
   GenerationOpen,
   GenerationStatus,
   KeyAuth,
@@ -53,10 +54,11 @@ function aliased(cols: string, table: string): string {
 type Row = Record<string, unknown>;
 
 /**
- * Settled generations in one statement (wallet batches): each row inserted already settled,
- * with its debit, ledger entry and key spend. `$1` is a JSON array of rows. Leased (`$2` the
- * instance), the costs also come out of that instance's lease on each account and so out of
- * `held` — never more than the lease still holds, should the sweeper have ended it.
+ * Settled generations in one statement (wallet batches): each row inserted already settled
+ * (or a journaled running row settled in place), with its debit, ledger entry and key spend.
+ * `$1` is a JSON array of rows. Leased (`$2` the instance), the costs also come out of that
+ * instance's lease on each account and so out of `held` — never more than the lease still
+ * holds, should the sweeper have ended it.
  */
 function recordSettledSql(leased: boolean): string {
   const debit = leased
@@ -99,7 +101,19 @@ function recordSettledSql(leased: boolean): string {
            cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source, latency_ms,
            ttft_ms, error, created, clock_timestamp()
          FROM input
-         ON CONFLICT (id) DO NOTHING
+         ON CONFLICT (id) DO UPDATE SET
+           status = EXCLUDED.status, hold = EXCLUDED.hold, cost = EXCLUDED.cost,
+           cost_details = EXCLUDED.cost_details, provider = EXCLUDED.provider,
+           upstream_model = EXCLUDED.upstream_model, finish_reason = EXCLUDED.finish_reason,
+           input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+           cache_read_tokens = EXCLUDED.cache_read_tokens,
+           cache_write_tokens = EXCLUDED.cache_write_tokens,
+           reasoning_tokens = EXCLUDED.reasoning_tokens, usage_source = EXCLUDED.usage_source,
+           latency_ms = EXCLUDED.latency_ms, ttft_ms = EXCLUDED.ttft_ms, error = EXCLUDED.error,
+           finished = EXCLUDED.finished
+         -- Only a row the wallet journaled (running, its hold 0: the hold was never the
+         -- store's); a settled one, or one the sweeper closed, stays as it is.
+         WHERE generations.status = 'running' AND generations.hold = 0
          RETURNING id, account_id, key_id, cost
        ), ${debit}, l AS (
          INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
@@ -114,6 +128,39 @@ function recordSettledSql(leased: boolean): string {
 }
 const RECORD_SETTLED = recordSettledSql(false);
 const RECORD_SETTLED_LEASED = recordSettledSql(true);
+
+/**
+ * Generations in flight, journaled (`$1` a JSON array): inserted running with hold 0, or their
+ * checkpoint moved on. Never a settled row: that settlement already said the last word.
+ */
+const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status,
+         hold, cost, cost_details, provider, upstream_model, input_tokens, output_tokens,
+         usage_source, created, checkpoint_at, instance)
+       SELECT id, account_id, key_id, endpoint, model, stream, 'running', 0, cost, cost_details,
+         provider, upstream_model, input_tokens, output_tokens, 'counted', created,
+         clock_timestamp(), $2
+       FROM jsonb_to_recordset($1::text::jsonb) AS x(
+         id text, account_id text, key_id text, endpoint text, model text, stream boolean,
+         cost bigint, cost_details jsonb, provider text, upstream_model text,
+         input_tokens integer, output_tokens integer, created timestamptz)
+       ON CONFLICT (id) DO UPDATE SET
+         cost = EXCLUDED.cost, cost_details = EXCLUDED.cost_details,
+         provider = EXCLUDED.provider, upstream_model = EXCLUDED.upstream_model,
+         input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+         checkpoint_at = EXCLUDED.checkpoint_at
+       WHERE generations.status = 'running' AND generations.hold = 0`;
+
+/** The columns a generation has from its opening, as the batch statements' JSON rows carry them. */
+function openColumns(g: GenerationOpen) {
+  return {
+    id: g.id,
+    account_id: g.accountId,
+    key_id: g.keyId,
+    endpoint: g.endpoint,
+    model: g.model,
+    stream: g.stream,
+  };
+}
 
 /**
  * Account rows locked in one order before a leased batch: batches of several instances each
@@ -436,12 +483,7 @@ export class SqlStore implements Store {
     const rows = items.map(({ open: g, created, settlement: s }) => {
       if (s.cost < 0n) throw new RangeError("a cost cannot be negative");
       return {
-        id: g.id,
-        account_id: g.accountId,
-        key_id: g.keyId,
-        endpoint: g.endpoint,
-        model: g.model,
-        stream: g.stream,
+        ...openColumns(g),
         status: s.status,
         hold: g.hold.toString(),
         cost: s.cost.toString(),
@@ -475,6 +517,24 @@ export class SqlStore implements Store {
       ? await this.#db.trustedBatch<{ id: string }>("record_settled", RECORD_SETTLED, json)
       : await this.#db.query<{ id: string }>(RECORD_SETTLED, [json]);
     return inserted.map((r) => r.id);
+  }
+
+  async journal(items: GenerationCheckpoint[], instance?: string): Promise<void> {
+    if (items.length === 0) return;
+    const rows = items.map(({ open: g, created, ...c }) => {
+      if (c.cost < 0n) throw new RangeError("a cost cannot be negative");
+      return {
+        ...openColumns(g),
+        cost: c.cost.toString(),
+        cost_details: c.costDetails,
+        provider: c.provider,
+        upstream_model: c.upstreamModel,
+        input_tokens: c.tokens.input ?? null,
+        output_tokens: c.tokens.output ?? null,
+        created: created.toISOString(),
+      };
+    });
+    await this.#db.query(JOURNAL, [JSON.stringify(rows), instance ?? null]);
   }
 
   // --- leases ---
@@ -531,23 +591,36 @@ export class SqlStore implements Store {
     return rows.map((r) => r.account_id);
   }
 
-  async expireLeases(): Promise<number> {
+  async expiredLeaseInstances(): Promise<string[]> {
+    const rows = await this.#db.query<{ instance: string }>(
+      "SELECT DISTINCT instance FROM leases WHERE expires < now() ORDER BY instance",
+    );
+    return rows.map((r) => r.instance);
+  }
+
+  async expireLeases(instances?: string[]): Promise<number> {
     // now() is the transaction's start: both statements see the same leases as expired.
+    const expired = instances === undefined
+      ? "expires < now()"
+      : "expires < now() AND instance = ANY($1::text[])";
+    const args = instances === undefined ? [] : [instances];
     const rows = await this.#db.transaction(async (tx) => {
       await tx.query(
         `SELECT id FROM accounts
-         WHERE id IN (SELECT account_id FROM leases WHERE expires < now())
+         WHERE id IN (SELECT account_id FROM leases WHERE ${expired})
          ORDER BY id FOR UPDATE`,
+        args,
       );
       return tx.query<{ n: number }>(
         `WITH d AS (
-           DELETE FROM leases WHERE expires < now() RETURNING account_id, amount
+           DELETE FROM leases WHERE ${expired} RETURNING account_id, amount
          ), a AS (
            UPDATE accounts SET held = accounts.held - t.total
            FROM (SELECT account_id, sum(amount) AS total FROM d GROUP BY account_id) t
            WHERE accounts.id = t.account_id
          )
          SELECT count(*)::integer AS n FROM d`,
+        args,
       );
     });
     return rows[0]?.n ?? 0;
@@ -590,12 +663,23 @@ export class SqlStore implements Store {
     return rows.map(toGeneration);
   }
 
-  async staleGenerations(olderThan: Date): Promise<Generation[]> {
+  async staleGenerations(
+    { olderThanMs, checkpointStaleMs = olderThanMs, instances = [] }: {
+      olderThanMs: number;
+      checkpointStaleMs?: number;
+      instances?: string[];
+    },
+  ): Promise<Generation[]> {
+    // Ages by the database's clock, which wrote `created` and `checkpoint_at`: an instance
+    // whose own clock runs ahead must not find live rows old.
     const rows = await this.#db.query<Row>(
       `SELECT ${GENERATION_COLS} FROM generations
-       WHERE status = 'running' AND created < $1::timestamptz
+       WHERE status = 'running' AND (
+         instance = ANY($3::text[]) OR CASE WHEN checkpoint_at IS NULL
+           THEN created < clock_timestamp() - $1::integer * interval '1 millisecond'
+           ELSE checkpoint_at < clock_timestamp() - $2::integer * interval '1 millisecond' END)
        ORDER BY created, seq`,
-      [olderThan.toISOString()],
+      [olderThanMs, checkpointStaleMs, instances],
     );
     return rows.map(toGeneration);
   }

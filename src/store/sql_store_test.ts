@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { testStores } from "../../tests/helpers/store.ts";
-import type { GenerationOpen, Settlement, Store } from "./store.ts";
+import type { GenerationCheckpoint, GenerationOpen, Settlement, Store } from "./store.ts";
 import { NotFoundError } from "./errors.ts";
 import { generateKey, hashKey } from "./keys.ts";
 import { newId } from "../lib/ids.ts";
@@ -57,8 +57,8 @@ async function invariants(store: Store, accountId: string) {
   assert.equal(account.balance, sum(ledger.map((e) => e.amount)), "balance = Σ ledger");
   assert.equal(
     sum(ledger.filter((e) => e.kind === "debit").map((e) => e.amount)),
-    -sum(gens.map((g) => g.cost)),
-    "Σ debits = −Σ generation costs",
+    -sum(gens.filter((g) => g.status !== "running").map((g) => g.cost)),
+    "Σ debits = −Σ settled generation costs (a running row's cost is a checkpoint)",
   );
   assert.equal(
     account.held,
@@ -70,6 +70,18 @@ async function invariants(store: Store, accountId: string) {
 
 function settled(g: GenerationOpen, cost: bigint) {
   return { open: g, created: new Date(), settlement: settlement(g.id, cost) };
+}
+
+function checkpoint(g: GenerationOpen, cost: bigint): GenerationCheckpoint {
+  return {
+    open: g,
+    created: new Date(),
+    cost,
+    costDetails: { upstream_inference_output_cost: 0.25 },
+    provider: "mock",
+    upstreamModel: "mock-1",
+    tokens: { input: 10, output: Number(cost) },
+  };
 }
 
 for (const { name, open: openStore } of await testStores()) {
@@ -87,6 +99,7 @@ for (const { name, open: openStore } of await testStores()) {
       { version: 1, name: "001_init" },
       { version: 2, name: "002_lean_indexes" },
       { version: 3, name: "003_leases" },
+      { version: 4, name: "004_checkpoints" },
     ]);
   });
 
@@ -358,9 +371,65 @@ for (const { name, open: openStore } of await testStores()) {
     assert.equal(await store.reserve(a), true);
     assert.equal(await store.reserve(b), true);
     await store.settle(settlement(b.id, 1n));
-    const future = new Date(Date.now() + 60_000);
-    assert.deepEqual((await store.staleGenerations(future)).map((g) => g.id), [a.id]);
-    assert.deepEqual(await store.staleGenerations(new Date(Date.now() - 60_000)), []);
+    await new Promise((r) => setTimeout(r, 5)); // past the clock's millisecond
+    const stale = await store.staleGenerations({ olderThanMs: 0 });
+    assert.deepEqual(stale.map((g) => g.id), [a.id]);
+    assert.deepEqual(await store.staleGenerations({ olderThanMs: 60_000 }), []);
+  });
+
+  for (const lease of [undefined, "ins_a"]) {
+    test(`a journaled generation runs with hold 0, is settled in place once (${lease ?? "embedded"})`, async (store) => {
+      const { account, key } = await seed(store, 10n);
+      if (lease) await store.lease(lease, account.id, 5n, 5n, 60_000);
+      const g = open(account.id, key.id, 5n);
+      await store.journal([checkpoint(g, 1n)]);
+      await store.journal([checkpoint(g, 2n)]);
+      let row = (await store.getGeneration(account.id, g.id))!;
+      assert.deepEqual([row.status, row.hold, row.cost, row.tokens.output], ["running", 0n, 2n, 2]);
+      assert.equal(
+        (await store.getAccount(account.id))!.balance,
+        10n,
+        "a checkpoint debits nothing",
+      );
+      await invariants(store, account.id);
+
+      assert.deepEqual(await store.recordSettled([settled(g, 3n)], lease), [g.id]);
+      row = (await store.getGeneration(account.id, g.id))!;
+      assert.deepEqual([row.status, row.cost, row.tokens.output], ["completed", 3n, 20]);
+      // Neither a late checkpoint nor a retried batch moves anything again.
+      await store.journal([checkpoint(g, 4n)]);
+      assert.deepEqual(await store.recordSettled([settled(g, 3n)], lease), []);
+      row = (await store.getGeneration(account.id, g.id))!;
+      assert.deepEqual([row.status, row.cost], ["completed", 3n]);
+      const a = (await store.getAccount(account.id))!;
+      assert.equal(a.balance, 7n);
+      if (lease) assert.equal(await store.leased(account.id), 2n, "the lease paid");
+      const debits = (await store.listLedger(account.id)).filter((e) => e.generationId === g.id);
+      assert.deepEqual(debits.map((e) => e.amount), [-3n]);
+      await invariants(store, account.id);
+    });
+  }
+
+  test("a journaled row is stale by its last checkpoint, an unjournaled one by its opening", async (store) => {
+    const { account, key } = await seed(store, 10n);
+    const held = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(held), true);
+    const journaled = open(account.id, key.id, 1n);
+    await store.journal([{
+      ...checkpoint(journaled, 1n),
+      created: new Date(Date.now() - 3_600_000),
+    }], "ins_a");
+    const ids = async (olderThanMs: number, checkpointStaleMs: number, instances?: string[]) =>
+      (await store.staleGenerations({ olderThanMs, checkpointStaleMs, instances }))
+        .map((g) => g.id).sort();
+    // (A negative age: "opened before a minute from now", i.e. every row.)
+    // Opened an hour ago but checkpointed just now: alive.
+    assert.deepEqual(await ids(-60_000, 60_000), [held.id]);
+    assert.deepEqual(await ids(60_000, -60_000), [journaled.id]);
+    assert.deepEqual(await ids(-60_000, -60_000), [held.id, journaled.id].sort());
+    // Its instance is dead (its leases expired): stale however fresh its checkpoint.
+    assert.deepEqual(await ids(60_000, 60_000, ["ins_a"]), [journaled.id]);
+    assert.deepEqual(await ids(60_000, 60_000, ["ins_b"]), []);
   });
 
   test("a lease takes up to want, at least min, of the free balance into held", async (store) => {

@@ -66,6 +66,21 @@ export interface SettledGeneration {
   settlement: Settlement;
 }
 
+/**
+ * A generation in flight, as a wallet journals it (design §5, recovery): a `running` row with
+ * hold 0 (its hold is the wallet's, in memory or in a lease) and what it has cost so far. A
+ * process that dies leaves it behind; the sweeper settles it at that cost.
+ */
+export interface GenerationCheckpoint {
+  open: GenerationOpen;
+  created: Date;
+  cost: bigint;
+  costDetails: Record<string, number>;
+  provider: string | null;
+  upstreamModel: string | null;
+  tokens: { input?: number; output?: number };
+}
+
 export interface Settlement {
   generationId: string;
   status: Exclude<GenerationStatus, "running">;
@@ -175,10 +190,17 @@ export interface Store {
    * Records generations whose hold lived in a wallet's memory (src/billing: the embedded
    * wallet, or the leased one when `lease` names its instance, whose lease then pays the
    * costs): each row is inserted already settled, with its debit, ledger entry and key spend,
-   * all in one statement for the whole batch. A generation id already present is skipped, so
-   * a retried batch applies once. Returns the ids inserted now.
+   * all in one statement for the whole batch. A journaled (running) row is settled in place;
+   * a generation id already settled is skipped, so a retried batch applies once. Returns the
+   * ids settled now.
    */
   recordSettled(items: SettledGeneration[], lease?: string): Promise<string[]>;
+  /**
+   * Journals generations in flight (one statement): a row not there yet is inserted
+   * `running` with hold 0; a running one gets the new checkpoint (cost so far, time). A row
+   * already settled is left alone. `recordSettled` later settles a journaled row in place.
+   */
+  journal(items: GenerationCheckpoint[], instance?: string): Promise<void>;
 
   /**
    * Leases (design §10; `lease` in recordSettled names the instance whose leases pay): an
@@ -199,8 +221,13 @@ export interface Store {
   endLease(instance: string, accountId: string): Promise<void>;
   /** Sets every lease of `instance` to expire `ttlMs` from now; the accounts it still leases. */
   renewLeases(instance: string, ttlMs: number): Promise<string[]>;
-  /** Gives back every lease past its expiry (its instance stopped); how many were ended. */
-  expireLeases(): Promise<number>;
+  /** The instances with a lease past its expiry (they stopped renewing: dead). */
+  expiredLeaseInstances(): Promise<string[]>;
+  /**
+   * Gives back every lease past its expiry (its instance stopped) — only those of `instances`
+   * when given; how many were ended.
+   */
+  expireLeases(instances?: string[]): Promise<number>;
   /** Σ leased on the account, by every instance. */
   leased(accountId: string): Promise<bigint>;
 
@@ -210,8 +237,15 @@ export interface Store {
     accountId: string,
     opts: { limit: number; before?: string },
   ): Promise<Generation[]>;
-  /** Generations still `running` that were opened before `olderThan`. */
-  staleGenerations(olderThan: Date): Promise<Generation[]>;
+  /**
+   * Generations still `running` that a live process would have settled or checkpointed by
+   * now (ages by the database's clock): journaled ones whose last checkpoint is older than
+   * `checkpointStaleMs` or whose instance is one of `instances` (dead), others opened more
+   * than `olderThanMs` ago.
+   */
+  staleGenerations(
+    opts: { olderThanMs: number; checkpointStaleMs?: number; instances?: string[] },
+  ): Promise<Generation[]>;
   listLedger(accountId: string): Promise<LedgerEntry[]>;
 
   putBlob(b: Blob): Promise<void>;

@@ -137,6 +137,26 @@ function refusedRows(): Row[] {
     body: () => chunked(json("chat", { pad: "y".repeat(BODY_MAX * 2) })),
     status: 413,
   });
+  // Models of another kind on the text endpoints: named, and pointed at their endpoint.
+  for (const e of ["chat", "messages", "responses"] as const) {
+    for (
+      const [model, endpoint] of [
+        ["baai/bge-base-en-v1.5", "/v1/embeddings"],
+        ["openai/gpt-image-1", "/v1/images/generations"],
+      ]
+    ) {
+      rows.push({
+        name: `a model that makes no text (${model})`,
+        endpoint: e,
+        body: json(e, { model }),
+        status: 400,
+        check: (b) => {
+          const message = typeof b.error === "string" ? b.error : String(obj(b.error).message);
+          assert.ok(message.includes(model) && message.includes(endpoint), message);
+        },
+      });
+    }
+  }
   // Unknown roles.
   rows.push(
     {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { heldByGenerations } from "../helpers/gateway.ts";
 import type OpenAI from "openai";
 import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
+import { Catalogue } from "../../src/catalogue/catalogue.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { ANTHROPIC_MODEL, balance, client, MODEL, sdkError, withGateway } from "../helpers/chat.ts";
 
@@ -290,3 +291,66 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
       assert.equal(sgen.tokens.output, 400);
     }));
 }
+
+Deno.test("chat billing: a cap the upstream raises to its least is held at that least", () =>
+  withGateway(async (g) => {
+    // A responses-only model takes no max_output_tokens below 16: one token asked is sixteen
+    // allowed, and billed if made. The hold must cover the sixteen, or the balance goes below 0.
+    const slug = "openai/gpt-5.3-codex";
+    const price = Number((await Catalogue.load()).resolve(slug)!.pricing.completion);
+    const output16 = 16 * price * 92.5 * 1.05; // roubles at the default rate and markup
+    const poor = await g.account((output16 * 0.8).toFixed(6));
+    const ask = (max_tokens: number) =>
+      client(g, poor.key).chat.completions.create({
+        model: slug,
+        max_tokens,
+        messages: messages("[[mock:tokens=16]]"),
+      });
+    const e = await sdkError(ask(1));
+    assert.equal(e.status, 402);
+    const a = (await g.store.getAccount(poor.accountId))!;
+    assert.ok(a.balance > 0n);
+    assert.equal(g.mock.stats.calls.length, 0, "refused before the upstream");
+  }));
+
+Deno.test("chat billing: n choices are held n times over and asked of the upstream as sent", () =>
+  withGateway(async (g) => {
+    const ask = (key: string, n: number, model = MODEL) =>
+      client(g, key).chat.completions.create({
+        model,
+        n,
+        max_tokens: 1000,
+        messages: messages("[[mock:tokens=2]]"),
+      }).withResponse();
+    // The hold of one choice, from a probe.
+    const probe = await ask(g.key, 1);
+    await g.settled();
+    const one = (await g.store.getGeneration(
+      g.accountId,
+      probe.response.headers.get("x-generation-id")!,
+    ))!.hold;
+    // Enough for one choice's hold, not for two.
+    const a = await g.account(nanoToRub(one * 3n / 2n).toString());
+    assert.equal((await ask(a.key, 1)).data.object, "chat.completion");
+    const e = await sdkError(ask(a.key, 2));
+    assert.equal(e.status, 402);
+    // The upstream is asked for the choices as sent.
+    const rich = await ask(g.key, 2);
+    assert.equal(rich.data.object, "chat.completion");
+    await g.mock.idle();
+    assert.equal((g.mock.stats.calls.at(-1)!.body as Obj).n, 2);
+  }));
+
+Deno.test("chat: n > 1 on a model no chat upstream serves is a 400 naming n, nothing sent", () =>
+  withGateway(async (g) => {
+    const refused = await sdkError(
+      client(g).chat.completions.create({
+        model: ANTHROPIC_MODEL,
+        n: 2,
+        messages: messages("[[mock:tokens=2]]"),
+      }),
+    );
+    assert.equal(refused.status, 400);
+    assert.match(String((refused.error as Obj).message), /n > 1/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] }));

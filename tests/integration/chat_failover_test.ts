@@ -98,7 +98,7 @@ for (const stream of [false, true]) {
       },
     }));
 
-  for (const status of [500, 429, 503, 403]) {
+  for (const status of [500, 429, 503, 403, 402]) {
     Deno.test(`chat failover (${mode}): an upstream ${status} before the first byte fails over`, () =>
       withGateway(async (g) => {
         const { text, id } = await complete(g, stream);
@@ -141,10 +141,10 @@ for (const stream of [false, true]) {
     }));
 
   Deno.test(
-    `chat failover (${mode}): a first provider slower than timeouts.firstByteMs is failed over`,
+    `chat failover (${mode}): a first provider slower than its timeouts is failed over`,
     () =>
       withGateway(async (g) => {
-        // The first provider's first content comes after 2 s; its firstByteMs is 300 ms.
+        // The first provider's first content comes after 2 s; its deadlines are 300 ms.
         const t0 = Date.now();
         const { text, id } = await complete(g, stream);
         const elapsed = Date.now() - t0;
@@ -158,6 +158,32 @@ for (const stream of [false, true]) {
             mockProvider("slow", {
               priority: 1,
               headers: { "x-mock-first": "2000" },
+              timeouts: { firstByteMs: 300, firstTokenMs: 300, responseMs: 300, idleMs: 300 },
+            }),
+            mockProvider("openai", { priority: 10 }),
+          ],
+        },
+      }),
+  );
+
+  Deno.test(
+    `chat (${mode}): a model that thinks past firstByteMs before its first token is waited for`,
+    () =>
+      withGateway(async (g) => {
+        // The stream speaks at once (its role chunk) and the whole answer comes after 1.2 s:
+        // a reasoning model at work, not a dead provider. Failing it over would throw away
+        // (and pay for) the thinking; the deadlines for it are firstTokenMs and responseMs.
+        const { text, id } = await complete(g, stream);
+        assert.equal(text, "tok0 tok1 tok2 tok3");
+        const gen = await settledGeneration(g, g.accountId, id);
+        assert.equal(gen.provider, "thinker");
+        assert.equal(g.mock.stats.calls.length, 1, "no second provider was asked");
+      }, {
+        providers: {
+          providers: [
+            mockProvider("thinker", {
+              priority: 1,
+              headers: { "x-mock-first": "1200" },
               timeouts: { firstByteMs: 300, idleMs: 300 },
             }),
             mockProvider("openai", { priority: 10 }),
@@ -165,6 +191,23 @@ for (const stream of [false, true]) {
         },
       }),
   );
+
+  Deno.test(`chat (${mode}): a provider that does not answer in time is the spec's 502`, () =>
+    withGateway(async (g) => {
+      const e = await sdkError(complete(g, stream));
+      assert.equal(e.status, 502);
+      assert.equal((e.error as Obj).code, 502);
+      assert.match(String((e.error as Obj).message), /in time/);
+    }, {
+      providers: {
+        providers: [
+          mockProvider("slow", {
+            headers: { "x-mock-first": "3000" },
+            timeouts: { firstByteMs: 200, firstTokenMs: 200, responseMs: 200, idleMs: 200 },
+          }),
+        ],
+      },
+    }));
 
   Deno.test(`chat failover (${mode}): every provider failing gives the last error, no debit`, () =>
     withGateway(async (g) => {
@@ -284,4 +327,58 @@ Deno.test("chat failover: a client that leaves before the first token cancels th
       await g.mock.close();
     }
   }, { providers: { providers: [mockProvider("openai", { headers: { "x-mock-stall": "0" } })] } });
+});
+
+/**
+ * An upstream that speaks at once (its role chunk), then sends SSE keep-alive comments while
+ * the model thinks (as OpenRouter does), then the answer.
+ */
+function keepAliveUpstream(comments: number, everyMs: number) {
+  const enc = new TextEncoder();
+  const head = { id: "chatcmpl-k", object: "chat.completion.chunk", created: 1, model: "m" };
+  const data = (o: Obj) => enc.encode(`data: ${JSON.stringify({ ...head, ...o })}\n\n`);
+  return Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, () => {
+    let gone = false;
+    const body = new ReadableStream<Uint8Array>({
+      async start(c) {
+        c.enqueue(data({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }));
+        for (let i = 0; i < comments && !gone; i++) {
+          await new Promise((r) => setTimeout(r, everyMs));
+          if (!gone) c.enqueue(enc.encode(": OPENROUTER PROCESSING\n\n"));
+        }
+        if (gone) return;
+        c.enqueue(data({ choices: [{ index: 0, delta: { content: "hello" } }] }));
+        c.enqueue(data({
+          choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+          usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+        }));
+        c.enqueue(enc.encode("data: [DONE]\n\n"));
+        c.close();
+      },
+      cancel() {
+        gone = true;
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+}
+
+Deno.test("chat (streaming): keep-alives while a model thinks do not end the wait for its first token", async () => {
+  const upstream = keepAliveUpstream(100, 5);
+  try {
+    await withGateway(async (g) => {
+      const { text } = await complete(g, true);
+      assert.equal(text, "hello");
+    }, {
+      providers: {
+        providers: [mockProvider("thinker", {
+          baseUrl: `http://127.0.0.1:${upstream.addr.port}/v1`,
+          baseUrlEnv: "TOLLGATE_TEST_UNSET",
+          timeouts: { firstByteMs: 5_000, firstTokenMs: 60_000 },
+        })],
+      },
+    });
+  } finally {
+    await upstream.shutdown();
+  }
 });

@@ -127,12 +127,23 @@ Deno.test("chat input: prefill reaches an anthropic upstream as the last (assist
     assert.equal(lastText, "The capital is");
   }));
 
-Deno.test("chat input: unknown and vendor fields are passed on to the upstream", () =>
+Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put in OpenAI's terms for OpenAI", () =>
   withGateway(async (g) => {
     const params = {
       model: MODEL,
-      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+      messages: [
+        {
+          role: "system",
+          content: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
+        },
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello", reasoning: "the user greets" },
+        { role: "user", content: "Again [[mock:tokens=2]]" },
+      ],
       seed: 42,
+      max_tokens: 50,
+      reasoning: { effort: "low" },
+      include_reasoning: true,
       top_k: 7,
       provider: { order: ["openai"], allow_fallbacks: false },
       x_vendor_flag: { nested: [1, 2, 3] },
@@ -142,11 +153,18 @@ Deno.test("chat input: unknown and vendor fields are passed on to the upstream",
     assert.equal(r.object, "chat.completion");
     const sent = upstreamBody(g);
     assert.equal(sent.seed, 42);
-    assert.equal(sent.top_k, 7);
-    assert.deepEqual(sent.provider, { order: ["openai"], allow_fallbacks: false });
     assert.deepEqual(sent.x_vendor_flag, { nested: [1, 2, 3] });
     assert.deepEqual(sent.logit_bias, { "50256": -100 });
     assert.equal(sent.model, "gpt-4o-mini", "the upstream gets its own model name");
+    // OpenAI answers 400 "Unknown parameter" to OpenRouter's fields: translated or dropped.
+    assert.equal(sent.reasoning_effort, "low");
+    assert.equal(sent.max_completion_tokens, 50);
+    for (const k of ["reasoning", "include_reasoning", "top_k", "provider", "max_tokens"]) {
+      assert.equal(k in sent, false, k);
+    }
+    const messages = sent.messages as Obj[];
+    assert.deepEqual(messages[0].content, [{ type: "text", text: "Be brief." }]);
+    assert.deepEqual(messages[2], { role: "assistant", content: "Hello" });
   }));
 
 Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", () =>
@@ -157,6 +175,8 @@ Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", (
       seed: 7,
       min_p: 0.1,
       transforms: ["middle-out"],
+      reasoning: { effort: "low" },
+      max_tokens: 40,
     } as unknown as Params;
     const r = await client(g).chat.completions.create(params);
     assert.equal(r.model, "meta-llama/llama-3.1-8b-instruct");
@@ -165,6 +185,9 @@ Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", (
     assert.equal(sent.seed, 7);
     assert.equal(sent.min_p, 0.1);
     assert.deepEqual(sent.transforms, ["middle-out"]);
+    // OpenRouter's own dialect, as sent.
+    assert.deepEqual(sent.reasoning, { effort: "low" });
+    assert.equal(sent.max_tokens, 40);
   }));
 
 Deno.test("chat input: a streaming same-format call asks the upstream for usage", () =>

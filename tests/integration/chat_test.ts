@@ -133,7 +133,8 @@ Deno.test("chat: finish_reason length when max_tokens cuts the answer", async ()
     assert.equal(r.choices[0].finish_reason, "length");
     assert.equal(r.usage!.completion_tokens, 3);
     assert.equal(r.choices[0].message.content, answerText(3));
-    // The upstream was asked for the same cap.
-    assert.equal((g.mock.stats.calls[0].body as Record<string, unknown>).max_tokens, 3);
+    // The upstream was asked for the same cap, in OpenAI's current field.
+    const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.equal(sent.max_completion_tokens, 3);
   });
 });

@@ -311,3 +311,106 @@ Deno.test("cross-format: messages SDK streaming with tools against an openai-res
     assert.equal(sent.store, false);
   }, { providers: ALL_VIA_RESPONSES });
 });
+
+Deno.test("cross-format: an Anthropic client's cache marks never reach OpenAI's chat API", async () => {
+  await withGateway(async (g) => {
+    const r = await anthropic(g).messages.create({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 64,
+      system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "text", text: "Hi", cache_control: { type: "ephemeral" } }],
+        },
+        { role: "assistant", content: "Hello." },
+        { role: "user", content: "Again [[mock:tokens=2]]" },
+      ],
+    });
+    assert.equal(r.type, "message");
+    await g.mock.idle();
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "chat");
+    const sent = JSON.stringify(call.body);
+    // OpenAI answers 400 "Unknown parameter" to either.
+    assert.doesNotMatch(sent, /cache_control/);
+    assert.doesNotMatch(sent, /"max_tokens"/);
+    assert.match(sent, /Be brief\./);
+  });
+});
+
+/** A minimal PDF, base64. */
+const PDF_B64 = btoa("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n");
+
+Deno.test("cross-format: a PDF reaches a model of another format as that format's file part", async () => {
+  await withGateway(async (g) => {
+    // Anthropic client, OpenAI chat model: the document becomes a chat `file` part.
+    const r = await anthropic(g).messages.create({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 64,
+      messages: [{
+        role: "user",
+        content: [
+          {
+            type: "document",
+            source: { type: "base64", media_type: "application/pdf", data: PDF_B64 },
+          },
+          { type: "text", text: "Summarise [[mock:tokens=2]]" },
+        ],
+      }],
+    });
+    assert.equal(r.type, "message");
+    // Responses client, Claude: the input_file becomes a document block.
+    const res = await fetch(`${g.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        input: [{
+          role: "user",
+          content: [
+            {
+              type: "input_file",
+              filename: "a.pdf",
+              file_data: `data:application/pdf;base64,${PDF_B64}`,
+            },
+            { type: "input_text", text: "Summarise [[mock:tokens=2]]" },
+          ],
+        }],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    // Chat client, Claude: the chat file part becomes a document block too.
+    const c = await openai(g).chat.completions.create({
+      model: MODEL,
+      messages: [{
+        role: "user",
+        content: [
+          {
+            type: "file",
+            file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${PDF_B64}` },
+          },
+          { type: "text", text: "Summarise [[mock:tokens=2]]" },
+        ],
+      }],
+    });
+    assert.equal(c.object, "chat.completion");
+    await g.mock.idle();
+    const [chat, messages, fromChat] = g.mock.stats.calls.map((c) =>
+      c.body as Record<string, unknown>
+    );
+    const chatParts = (chat.messages as { content: unknown }[]).at(-1)!.content as unknown[];
+    assert.deepEqual(chatParts[0], {
+      type: "file",
+      file: { filename: "document.pdf", file_data: `data:application/pdf;base64,${PDF_B64}` },
+    });
+    for (const body of [messages, fromChat]) {
+      const blocks = (body.messages as { content: unknown[] }[]).at(-1)!.content;
+      assert.deepEqual(blocks[0], {
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: PDF_B64 },
+      });
+    }
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] });
+});

@@ -300,6 +300,9 @@ Deno.test("embeddings: an empty balance is a 402", async () => {
     const r = await post(g, { model: MODEL, input: "x" }, poor.key);
     assert.equal(r.status, 402);
     assert.equal(r.json.error.code, "INSUFFICIENT_BALANCE");
+    // It says what the estimate is of: the input, not a max_tokens embeddings do not have.
+    assert.match(r.json.error.message, /длине входа/);
+    assert.doesNotMatch(r.json.error.message, /max_tokens/);
     assert.equal(g.mock.stats.total, 0);
     assert.deepEqual(await checkInvariants(g.store, [poor.accountId]), []);
   });

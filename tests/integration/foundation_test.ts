@@ -616,13 +616,24 @@ Deno.test("foundation: the limiter answers 429 with its own body and Retry-After
     assert.equal(first.status, 200);
     await first.body?.cancel();
     for (
-      const [path, body] of [
-        ["/v1/chat/completions", chatBody()],
-        ["/v1/messages", messagesBody()],
-        ["/v1/responses", responsesBody()],
+      const [method, path, body] of [
+        ["POST", "/v1/chat/completions", chatBody()],
+        ["POST", "/v1/messages", messagesBody()],
+        ["POST", "/v1/responses", responsesBody()],
+        ["POST", "/v1/embeddings", JSON.stringify({ model: EMBEDDING_MODEL, input: "x" })],
+        [
+          "POST",
+          "/v1/images/generations",
+          JSON.stringify({ model: "openai/gpt-image-1", prompt: "x" }),
+        ],
+        ["GET", "/v1/models", undefined],
+        ["GET", "/v1/models/openai/gpt-4o-mini", undefined],
+        ["GET", "/v1/embeddings/models", undefined],
+        ["GET", "/v1/generations", undefined],
+        ["GET", "/v1/generations/gen_x", undefined],
       ] as const
     ) {
-      const res = await call(g, "POST", path, { body });
+      const res = await call(g, method, path, body === undefined ? {} : { body });
       assert.equal(res.status, 429, path);
       const retryAfter = Number(res.headers.get("retry-after"));
       assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, path);

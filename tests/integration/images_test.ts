@@ -494,3 +494,27 @@ Deno.test("images: chat upstreams return images in messages (OpenRouter style)",
     await fake.shutdown();
   }
 });
+
+Deno.test("images: a provider that does not answer in time is the spec's 502, and nothing is charged", async () => {
+  await withGateway(async (g) => {
+    const before = (await account(g)).balance;
+    const res = await post(g, { model: MODEL, prompt: "slow [[mock:first=3000]]" });
+    assert.equal(res.status, 502, JSON.stringify(res.json));
+    assert.equal(res.json.error.type, "provider_error");
+    assert.match(res.json.error.message, /in time/);
+    await g.settled();
+    assert.equal((await account(g)).balance, before);
+  }, {
+    providers: {
+      providers: [{
+        id: "openai",
+        protocols: ["openai-images"],
+        baseUrl: "https://api.openai.com/v1",
+        baseUrlEnv: "OPENAI_BASE_URL",
+        keyEnv: "OPENAI_API_KEY",
+        serves: ["openai/*"],
+        timeouts: { imagesMs: 300 },
+      }],
+    },
+  });
+});

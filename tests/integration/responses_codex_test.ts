@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_CHAT } from "../helpers/providers.ts";
+import { Catalogue } from "../../src/catalogue/catalogue.ts";
 import { parseSse as parseSseText } from "../helpers/sse.ts";
 
 type Obj = Record<string, unknown>;
@@ -186,6 +187,13 @@ for (const u of UPSTREAMS) {
           assert.ok(names.includes("tool_search"), "the client-run tool search is a function");
           assert.ok(names.includes("collaboration__spawn_agent"), "namespace members flattened");
           assert.ok(!names.includes("web_search"));
+          if (u === "anthropic") {
+            // Codex names no max_output_tokens: the model's own cap, not a gateway default.
+            const catalogue = await Catalogue.load();
+            const cap = catalogue.maxOutputTokens(catalogue.resolve(model)!);
+            assert.ok(cap > 4096);
+            assert.equal((call.body as Obj).max_tokens, cap);
+          }
         }
         // Turn 2's function_call and its output reach the upstream as a call and its result.
         const sent = JSON.stringify(calls[1].body);
@@ -298,21 +306,106 @@ for (const u of UPSTREAMS) {
         assert.equal(typeof call.arguments, "object");
       }),
   });
-
-  Deno.test({
-    name: `codex via ${u}: web_search still needs a responses upstream (400 naming it)`,
-    ignore: !hasCodex,
-    fn: () =>
-      withUpstream(u, async (g) => {
-        const body = codex("responses-turn1");
-        body.model = model;
-        const res = await post(g, body);
-        const text = await res.text();
-        assert.equal(res.status, 400, text);
-        const err = JSON.parse(text).error;
-        assert.equal(err.code, 400);
-        assert.match(err.message, /web_search/);
-        assert.equal(g.mock.stats.calls.length, 0);
-      }),
-  });
 }
+
+Deno.test({
+  name:
+    "codex via anthropic: signed thinking comes back sealed and is replayed, so thinking stays on",
+  ignore: !hasCodex,
+  fn: () =>
+    withUpstream("anthropic", async (g) => {
+      const model = SETUP.anthropic.model;
+      const first = codexBody("responses-turn1", model, "[[mock:reasoning=3,tool=exec_command]]");
+      const { output } = await completedStream(await post(g, first));
+      const reasoning = output.find((i) => i.type === "reasoning");
+      const call = output.find((i) => i.type === "function_call");
+      assert.ok(reasoning && call, JSON.stringify(output));
+      assert.match(reasoning.encrypted_content as string, /^tg\.rs\./);
+      const summary = (reasoning.summary as Obj[]).map((s) => s.text).join("");
+      assert.ok(summary.length > 0);
+
+      // Codex sends the turn's items back with the tool's output.
+      const next = codexBody("responses-turn1", model, "[[mock:tokens=2]]");
+      (next.input as Obj[]).push(
+        reasoning,
+        {
+          type: "function_call",
+          call_id: call.call_id,
+          name: call.name,
+          arguments: call.arguments,
+        },
+        { type: "function_call_output", call_id: call.call_id, output: "exit 0" },
+      );
+      const second = await completedStream(await post(g, next));
+      assert.equal(second.response.output_text, "tok0 tok1");
+
+      await g.mock.idle();
+      const sent = g.mock.stats.calls.at(-1)!.body as Obj;
+      assert.equal((sent.thinking as Obj | undefined)?.type, "enabled", "thinking stays on");
+      const turn = (sent.messages as Obj[]).findLast((m) => m.role === "assistant")!;
+      const blocks = turn.content as Obj[];
+      assert.equal(blocks[0].type, "thinking", "the tool turn starts with its thinking block");
+      assert.equal(blocks[0].thinking, summary);
+      assert.match(blocks[0].signature as string, /^Eq/);
+      assert.equal(blocks.at(-1)!.type, "tool_use");
+    }),
+});
+
+Deno.test({
+  name:
+    "codex via anthropic: web_search runs as Anthropic's server tool and comes back as a web_search_call",
+  ignore: !hasCodex,
+  fn: () =>
+    withUpstream("anthropic", async (g) => {
+      const model = SETUP.anthropic.model;
+      const body = codex("responses-turn1"); // as recorded: web_search among the tools
+      body.model = model;
+      const last = (body.input as Obj[]).findLast((i) => i.role === "user")!;
+      (last.content as Obj[]).push({ type: "input_text", text: "[[mock:searches=1,tokens=3]]" });
+      const { output, response } = await completedStream(await post(g, body));
+      // (Codex asks for reasoning: the mock thinks, after its search.)
+      assert.deepEqual(output.map((i) => i.type), ["web_search_call", "reasoning", "message"]);
+      assert.deepEqual(output[0].action, { type: "search", query: "mock search 1" });
+      assert.equal(output[0].status, "completed");
+      assert.equal(response.output_text, "tok0 tok1 tok2");
+      const details = (response.usage as Obj).cost_details as Record<string, number>;
+      assert.ok(details.upstream_inference_web_search_cost > 0, JSON.stringify(details));
+
+      await g.mock.idle();
+      const sent = g.mock.stats.calls[0].body as Obj;
+      const server = (sent.tools as Obj[]).filter((t) => t.type !== undefined);
+      assert.deepEqual(server, [{ type: "web_search_20250305", name: "web_search", max_uses: 10 }]);
+
+      // The next turn carries the search item in its history: served, the item left out.
+      const next = codex("responses-turn1");
+      next.model = model;
+      (next.input as Obj[]).push(...output, {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: "thanks [[mock:tokens=2]]" }],
+      });
+      const second = await completedStream(await post(g, next));
+      assert.equal(second.response.output_text, "tok0 tok1");
+      await g.mock.idle();
+      const history = JSON.stringify(g.mock.stats.calls.at(-1)!.body);
+      assert.ok(history.includes("tok0 tok1 tok2"), "the earlier answer is in the history");
+      assert.ok(!history.includes("mock search 1"));
+    }),
+});
+
+Deno.test({
+  name: "codex via chat: web_search is refused where no upstream searches (400 naming it)",
+  ignore: !hasCodex,
+  fn: () =>
+    withUpstream("chat", async (g) => {
+      const body = codex("responses-turn1");
+      body.model = SETUP.chat.model;
+      const res = await post(g, body);
+      const text = await res.text();
+      assert.equal(res.status, 400, text);
+      const err = JSON.parse(text).error;
+      assert.equal(err.code, 400);
+      assert.match(err.message, /web_search/);
+      assert.equal(g.mock.stats.calls.length, 0);
+    }),
+});

@@ -435,21 +435,32 @@ Deno.test("responses: store: true is accepted and nothing is stored upstream", a
   }
 });
 
-Deno.test("responses: built-in web_search needs a responses upstream (400 naming it elsewhere)", async () => {
-  const body = (model: string) => ({
+Deno.test("responses: built-in tools need an upstream that runs them (400 naming the tool elsewhere)", async () => {
+  const body = (model: string, tool = "web_search") => ({
     model,
-    tools: [{ type: "web_search" }],
+    tools: [{ type: tool }],
     input: "News today? [[mock:tokens=2]]",
   });
-  for (const u of ["chat", "anthropic"] as const) {
-    const { model, opts } = SETUP[u];
-    await withGateway(async (g) => {
-      const res = await post(g, body(model));
-      const err = await expectGenericError(res, 400);
-      assert.match(err.error.message, /web_search/);
-      assert.equal(g.mock.stats.calls.length, 0);
-    }, u === "anthropic" ? { withoutKeys: ["OPENROUTER_API_KEY"] } : opts);
-  }
+  const refused = async (g: TestGateway, model: string, tool: string) => {
+    const err = await expectGenericError(await post(g, body(model, tool)), 400);
+    assert.match(err.error.message, new RegExp(tool));
+    assert.equal(g.mock.stats.calls.length, 0);
+  };
+  // A chat upstream runs neither; Anthropic runs web search (its server tool), nothing else.
+  await withGateway((g) => refused(g, SETUP.chat.model, "web_search"), SETUP.chat.opts);
+  await withGateway(async (g) => {
+    await refused(g, SETUP.anthropic.model, "file_search");
+    const res = await post(g, body(SETUP.anthropic.model));
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as { tools: { type: string }[] };
+    assert.deepEqual(sent.tools, [{
+      type: "web_search_20250305",
+      name: "web_search",
+      max_uses: 10,
+    }]);
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] });
   await withGateway(async (g) => {
     const res = await post(g, body(SETUP.responses.model));
     assert.equal(res.status, 200, await res.clone().text());

@@ -122,7 +122,8 @@ Deno.test("web search (responses, responses upstream): web_search_call items are
 });
 
 Deno.test("web search: the hold covers the searches a request allows, so a balance short of them is refused", async () => {
-  // 5 RUB: plenty for a short answer, short of 50 searches at 0.01 USD.
+  // 15 RUB: enough for a short answer and one search (its price and its results' input),
+  // short of 50 searches at 0.01 USD.
   await withGateway(async (g) => {
     const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
     const ask = (maxUses: number) =>
@@ -132,7 +133,7 @@ Deno.test("web search: the hold covers the searches a request allows, so a balan
         tools: [{ type: "web_search_20250305", name: "web_search", max_uses: maxUses }],
         messages: [{ role: "user", content: "news? [[mock:tokens=2]]" }],
       });
-    assert.ok(searchesNano(g, 50) > 5_000_000_000n, "the test's premise: 50 searches cost > 5 RUB");
+    assert.ok(searchesNano(g, 50) > 15_000_000_000n, "the premise: 50 searches cost > 15 RUB");
     await assert.rejects(ask(50), (e: unknown) => {
       assert.ok(e instanceof Anthropic.APIError);
       assert.equal(e.status, 402);
@@ -140,5 +141,5 @@ Deno.test("web search: the hold covers the searches a request allows, so a balan
     });
     const ok = await ask(1);
     assert.equal(ok.type, "message");
-  }, { balanceRub: "5" });
+  }, { balanceRub: "15" });
 });

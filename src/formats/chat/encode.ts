@@ -10,7 +10,7 @@
  * Chunks are built as strings around a prefix computed once: no object per delta.
  */
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
-import type { GatewayError } from "../../http/gateway_error.ts";
+import { type GatewayError, timeoutAsProviderError } from "../../http/gateway_error.ts";
 import { errorBody } from "../../http/envelopes.ts";
 import type {
   BodyEncoder,
@@ -60,7 +60,7 @@ function errorChunk(h: ChunkHead, error: GatewayError, cost: CostReport): string
     created: h.created,
     model: h.model,
     choices: [{ index: 0, delta: {}, finish_reason: "error" }],
-    error: errorBody("generic", error).error,
+    error: errorBody("generic", timeoutAsProviderError(error)).error,
     usage: usageToChat(cost),
   }));
 }
@@ -128,6 +128,7 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
         case "reasoning_end":
         case "tool_call_end":
         case "usage":
+        case "web_search": // chat has no item for a hosted search; its answer follows as text
           return "";
         default: {
           const never: never = e;

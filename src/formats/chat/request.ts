@@ -16,6 +16,8 @@ import type {
   ToolResultPart,
 } from "../../events/text_request.ts";
 import type { ChatMessage, ChatRequestBody } from "./schema.ts";
+import { isObject } from "../json.ts";
+import { isPdfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -101,14 +103,22 @@ function textParts(content: TextContent): TextPart[] {
   return content.map((p) => textPart(p.text, p.cache_control));
 }
 
+/**
+ * A user message's parts. A PDF given inline travels as its data URL (an image part, which
+ * each format writes as its own document or file part); an uploaded file id and audio are
+ * the upstream's own, expressible only on a chat upstream, which gets the client's body.
+ */
 function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): Part[] {
   if (typeof content === "string") return [textPart(content)];
-  return content.map((p): Part => {
-    if (p.type === "text") return textPart(p.text, p.cache_control);
+  return content.flatMap((p): Part[] => {
+    if (p.type === "text") return [textPart(p.text, p.cache_control)];
+    if (p.type === "input_audio") return [];
+    const url = p.type === "image_url" ? p.image_url.url : p.file.file_data;
+    if (typeof url !== "string" || (p.type === "file" && !isPdfDataUrl(url))) return [];
     const c = cacheControl(p.cache_control);
-    const image: ImagePart = { type: "image", url: p.image_url.url };
+    const image: ImagePart = { type: "image", url };
     if (c) image.cacheControl = c;
-    return image;
+    return [image];
   });
 }
 
@@ -270,7 +280,9 @@ function textPartToChat(p: TextPart): Obj {
 }
 
 function imagePartToChat(p: ImagePart): Obj {
-  const out: Obj = { type: "image_url", image_url: { url: p.url } };
+  const out: Obj = isPdfDataUrl(p.url)
+    ? { type: "file", file: { filename: "document.pdf", file_data: p.url } }
+    : { type: "image_url", image_url: { url: p.url } };
   if (p.cacheControl) out.cache_control = p.cacheControl;
   return out;
 }
@@ -388,4 +400,73 @@ export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
       : { include_usage: true };
   }
   return out;
+}
+
+/**
+ * OpenRouter's extensions of the chat request, which OpenAI's own API refuses as unknown
+ * parameters (400 "Unknown parameter"): clients of a gateway that speaks OpenRouter's dialect
+ * send them to any model.
+ */
+const OPENROUTER_ONLY = [
+  "reasoning",
+  "include_reasoning",
+  "usage",
+  "transforms",
+  "models",
+  "route",
+  "provider",
+  "plugins",
+  "top_k",
+  "top_a",
+  "min_p",
+  "repetition_penalty",
+];
+/** The same on messages: earlier turns' reasoning (OpenRouter's, DeepSeek's). */
+const OPENROUTER_MESSAGE_ONLY = ["reasoning", "reasoning_content", "reasoning_details"];
+
+/**
+ * A chat body for an upstream that speaks only OpenAI's dialect (not OpenRouter): what has an
+ * OpenAI equivalent is translated (`reasoning.effort` → `reasoning_effort`, `max_tokens` →
+ * `max_completion_tokens`, which every OpenAI chat model takes and its reasoning models
+ * require), the rest of OpenRouter's extensions and the `cache_control` marks on parts are
+ * dropped. Edits `body` (the upstream's own copy); the messages are copied where they change.
+ */
+export function toOpenAIDialect(body: Obj): void {
+  const r = body.reasoning;
+  if (body.reasoning_effort == null && isObject(r) && typeof r.effort === "string") {
+    body.reasoning_effort = r.effort;
+  }
+  for (const k of OPENROUTER_ONLY) delete body[k];
+  if (body.max_tokens != null) {
+    body.max_completion_tokens ??= body.max_tokens;
+    delete body.max_tokens;
+  }
+  // Most bodies carry neither: the messages are copied only when one does.
+  if (!Array.isArray(body.messages) || !body.messages.some(needsDialect)) return;
+  body.messages = body.messages.map((m) => {
+    if (!isObject(m)) return m;
+    let out: Obj = m;
+    if (OPENROUTER_MESSAGE_ONLY.some((k) => k in m)) {
+      out = { ...m };
+      for (const k of OPENROUTER_MESSAGE_ONLY) delete out[k];
+    }
+    if (Array.isArray(m.content) && m.content.some((p) => isObject(p) && "cache_control" in p)) {
+      out = {
+        ...out,
+        content: m.content.map((p) => {
+          if (!isObject(p) || !("cache_control" in p)) return p;
+          const { cache_control: _, ...rest } = p;
+          return rest;
+        }),
+      };
+    }
+    return out;
+  });
+}
+
+function needsDialect(m: unknown): boolean {
+  return isObject(m) && (
+    OPENROUTER_MESSAGE_ONLY.some((k) => k in m) ||
+    (Array.isArray(m.content) && m.content.some((p) => isObject(p) && "cache_control" in p))
+  );
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { TextRequest } from "../../events/text_request.ts";
-import { fromInternal, passThroughRequest, toInternal } from "./request.ts";
+import { fromInternal, passThroughRequest, toInternal, toOpenAIDialect } from "./request.ts";
 import { validateChatRequest } from "./schema.ts";
 
 const internal = (body: unknown, model = "openai/gpt-4o") =>
@@ -352,4 +352,47 @@ Deno.test("passThroughRequest: only model and stream_options.include_usage chang
   });
   const plain = { model: "a", messages: [] };
   assert.deepEqual(passThroughRequest(plain, "u"), { model: "u", messages: [] });
+});
+
+Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the client's body untouched", () => {
+  const client = {
+    model: "gpt-5.1",
+    reasoning: { effort: "high", exclude: true },
+    include_reasoning: true,
+    top_k: 5,
+    min_p: 0.1,
+    repetition_penalty: 1.1,
+    provider: { order: ["openai"] },
+    max_tokens: 100,
+    temperature: 0.5,
+    messages: [
+      {
+        role: "system",
+        content: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
+      },
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello", reasoning: "thought", reasoning_details: [] },
+      { role: "user", content: [{ type: "text", text: "again" }] },
+    ],
+  };
+  const before = structuredClone(client);
+  const body = { ...client };
+  toOpenAIDialect(body);
+  assert.deepEqual(client, before, "the client's body is not modified");
+  assert.deepEqual(body, {
+    model: "gpt-5.1",
+    reasoning_effort: "high",
+    max_completion_tokens: 100,
+    temperature: 0.5,
+    messages: [
+      { role: "system", content: [{ type: "text", text: "Be brief." }] },
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+      { role: "user", content: [{ type: "text", text: "again" }] },
+    ],
+  });
+  // What the client set in OpenAI's own terms wins.
+  const own = { model: "m", messages: [], reasoning: { effort: "high" }, reasoning_effort: "low" };
+  toOpenAIDialect(own);
+  assert.deepEqual(own, { model: "m", messages: [], reasoning_effort: "low" });
 });

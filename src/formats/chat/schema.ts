@@ -47,7 +47,24 @@ const ImagePart = z.looseObject({
   cache_control: CacheControl.nullish(),
 });
 
-const UserPart = z.discriminatedUnion("type", [TextPart, ImagePart]);
+/** A file (OpenAI: a PDF inline as `file_data`, or an uploaded `file_id`). */
+const FilePart = z.looseObject({
+  type: z.literal("file"),
+  file: z.looseObject({
+    file_data: z.string().nullish(),
+    file_id: z.string().nullish(),
+    filename: z.string().nullish(),
+  }),
+  cache_control: CacheControl.nullish(),
+});
+
+/** Audio input (OpenAI's audio models): base64 data and its format. */
+const AudioPart = z.looseObject({
+  type: z.literal("input_audio"),
+  input_audio: z.looseObject({ data: z.string(), format: z.string() }),
+});
+
+const UserPart = z.discriminatedUnion("type", [TextPart, ImagePart, FilePart, AudioPart]);
 
 const textContent = z.union([z.string(), z.array(TextPart)]);
 const userContent = z.union([z.string(), z.array(UserPart)]);
@@ -149,7 +166,9 @@ export const ChatRequestSchema = z.looseObject({
   max_completion_tokens: tokenCount.nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")])
     .nullish(),
-  n: z.literal(1, "must be 1 (one choice per request)").nullish(),
+  /** Choices per request (OpenAI's limit); more than one only on a chat upstream. */
+  n: z.number().int("must be an integer from 1 to 128").min(1, "must be an integer from 1 to 128")
+    .max(128, "must be an integer from 1 to 128").nullish(),
   tools: z.array(Tool).nullish(),
   tool_choice: ToolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
@@ -183,6 +202,9 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
 export interface ChatModelLimits {
   contextLength: number;
   acceptsImages: boolean;
+  /** The catalogue lists `file` (PDF) input. */
+  acceptsFiles: boolean;
+  acceptsAudio: boolean;
   /** The model lists `response_format` or `structured_outputs` in `supported_parameters`. */
   supportsJsonObject: boolean;
 }
@@ -197,15 +219,19 @@ export function checkAgainstModel(body: ChatRequestBody, model: ChatModelLimits)
       );
     }
   }
-  if (!model.acceptsImages) {
-    body.messages.forEach((m, i) => {
-      if (m.role !== "user" || typeof m.content === "string") return;
-      const j = m.content.findIndex((p) => p.type === "image_url");
+  const refused: [part: string, input: string][] = [];
+  if (!model.acceptsImages) refused.push(["image_url", "image"]);
+  if (!model.acceptsFiles) refused.push(["file", "file"]);
+  if (!model.acceptsAudio) refused.push(["input_audio", "audio"]);
+  body.messages.forEach((m, i) => {
+    if (m.role !== "user" || typeof m.content === "string") return;
+    for (const [part, input] of refused) {
+      const j = m.content.findIndex((p) => p.type === part);
       if (j >= 0) {
-        throw badRequest(`messages[${i}].content[${j}]: this model does not accept image input`);
+        throw badRequest(`messages[${i}].content[${j}]: this model does not accept ${input} input`);
       }
-    });
-  }
+    }
+  });
   if (body.response_format?.type === "json_object" && !model.supportsJsonObject) {
     throw badRequest("response_format json_object is not supported by this model");
   }

@@ -35,8 +35,8 @@ const REJECTED: [string, unknown, string][] = [
   ],
   [
     "an unknown part type",
-    { messages: [user([{ type: "input_audio" }])] },
-    "messages[0].content[0].type must be one of text, image_url",
+    { messages: [user([{ type: "video_url" }])] },
+    "messages[0].content[0].type must be one of text, image_url, file, input_audio",
   ],
   [
     "a text part without text",
@@ -130,7 +130,8 @@ const REJECTED: [string, unknown, string][] = [
   ],
   ["stop as a number", { ...base, stop: 1 }, "stop must be a string or an array"],
   ["a stop sequence not a string", { ...base, stop: ["a", 2] }, "stop[1] must be a string"],
-  ["n of 2", { ...base, n: 2 }, "n must be 1 (one choice per request)"],
+  ["n of 0", { ...base, n: 0 }, "n must be an integer from 1 to 128"],
+  ["n of 129", { ...base, n: 129 }, "n must be an integer from 1 to 128"],
   ["tools not an array", { ...base, tools: {} }, "tools must be an array"],
   [
     "a tool of another type",
@@ -289,7 +290,13 @@ Deno.test("chat schema accepts every tool_choice and response_format form", () =
 
 // ---- model-dependent rules -----------------------------------------------------------------
 
-const MODEL = { contextLength: 8192, acceptsImages: true, supportsJsonObject: true };
+const MODEL = {
+  contextLength: 8192,
+  acceptsImages: true,
+  acceptsFiles: true,
+  acceptsAudio: true,
+  supportsJsonObject: true,
+};
 
 function rejectsFor(body: Record<string, unknown>, model: typeof MODEL, message: string) {
   assert.throws(() => checkAgainstModel(validateChatRequest(body), model), (e: unknown) => {
@@ -326,6 +333,26 @@ Deno.test("chat model check: image parts need a model with image input", () => {
     "messages[1].content[1]: this model does not accept image input",
   );
   checkAgainstModel(validateChatRequest(base), { ...MODEL, acceptsImages: false });
+});
+
+Deno.test("chat model check: file and audio parts only on models that take them", () => {
+  const pdf = {
+    type: "file",
+    file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBE" },
+  };
+  const audio = { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } };
+  const body = { ...base, messages: [user([{ type: "text", text: "b" }, pdf, audio])] };
+  checkAgainstModel(validateChatRequest(body), MODEL);
+  rejectsFor(
+    body,
+    { ...MODEL, acceptsFiles: false },
+    "messages[0].content[1]: this model does not accept file input",
+  );
+  rejectsFor(
+    body,
+    { ...MODEL, acceptsAudio: false },
+    "messages[0].content[2]: this model does not accept audio input",
+  );
 });
 
 Deno.test("chat model check: json_object needs response_format or structured_outputs", () => {

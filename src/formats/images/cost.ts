@@ -20,15 +20,24 @@ export type PriceShape =
   | { kind: "megapixel"; usdPerMp: string }
   | { kind: "token"; input: string; output: string };
 
-/** Output tokens of one image when the provider does not say (gpt-image and Gemini tables). */
-export function tokensPerImage(p: Pick<ImageParams, "quality" | "resolution">): number {
+/**
+ * Output tokens of one image when the provider does not say (gpt-image and Gemini tables).
+ * gpt-image's count grows with quality and size: a square 1024×1024 image is the cheapest,
+ * the oblong ones (1024×1536, 1536×1024) the dearest of each quality. Without a quality (or
+ * `auto`) the provider may choose high, and without a known size it may choose an oblong one:
+ * the hold must cover that, so the estimate is the dearest of what the request leaves open.
+ */
+export function tokensPerImage(
+  p: Pick<ImageParams, "quality" | "resolution" | "size">,
+): number {
+  const square = p.size === "1024x1024";
   switch (p.quality) {
     case "high":
-      return 6240;
+      return square ? 4160 : 6240;
     case "medium":
-      return 1568;
+      return square ? 1056 : 1584;
     case "low":
-      return 408;
+      return square ? 272 : 408;
   }
   switch (p.resolution) {
     case "4K":
@@ -40,7 +49,7 @@ export function tokensPerImage(p: Pick<ImageParams, "quality" | "resolution">): 
     case "512":
       return 750;
   }
-  return 4160;
+  return square ? 4160 : 6240;
 }
 
 /** Input tokens of one reference image when the provider does not say. */

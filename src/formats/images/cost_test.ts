@@ -75,10 +75,36 @@ Deno.test("image cost: tokens reported, tokens counted, and the provider's own c
   const own = imageCost(m, m.pricing, params(), { images: 1, costUsd: "0.05" }, rates);
   assert.equal(nanoToRub(own.cost.nano), 5);
   assert.equal(own.source, "upstream");
-  // The hold counts every asked image at the default token estimate, and references.
+  // The hold counts every asked image at the dearest estimate the request leaves open (no
+  // quality, no size: high quality, oblong), and references.
   const hold = imageHold(m, m.pricing, params({ references: ["https://e/x.png"] }), 2, rates);
-  // (2 + 1290) × 0.00001 + 2 × 4160 × 0.00004 = 0.34572 USD
-  assert.equal(nanoToRub(hold), 34.572);
+  // (2 + 1290) × 0.00001 + 2 × 6240 × 0.00004 = 0.51212 USD
+  assert.equal(nanoToRub(hold), 51.212);
+});
+
+Deno.test("image hold: the provider's own token table by quality and size covers what it bills", () => {
+  const m = model("openai/gpt-image-1");
+  const holdTokens = (p: Partial<ImageParams>) =>
+    // 1 image, 2 prompt tokens at 0.00001, output at 0.00004 USD, 100 RUB a dollar
+    Math.round((nanoToRub(imageHold(m, m.pricing, params(p), 1, rates)) / 100 - 0.00002) / 0.00004);
+  // OpenAI's published output tokens of gpt-image-1 (1024², 1024×1536, 1536×1024).
+  const billed: Record<string, number[]> = {
+    low: [272, 408, 400],
+    medium: [1056, 1584, 1568],
+    high: [4160, 6240, 6208],
+  };
+  const sizes = ["1024x1024", "1024x1536", "1536x1024"];
+  for (const [quality, tokens] of Object.entries(billed)) {
+    sizes.forEach((size, i) => {
+      const q = quality as ImageParams["quality"];
+      assert.ok(holdTokens({ quality: q, size }) >= tokens[i], `${quality} ${size}`);
+      assert.ok(holdTokens({ size }) >= tokens[i], `no quality, ${size}`);
+      assert.ok(holdTokens({ quality: "auto", size }) >= tokens[i], `auto, ${size}`);
+      assert.ok(holdTokens({ quality: q }) >= tokens[i], `${quality}, no size`);
+    });
+  }
+  // A square low-quality image is held at its own figure, not the dearest.
+  assert.equal(holdTokens({ quality: "low", size: "1024x1024" }), 272);
 });
 
 Deno.test("image cost: a provider's price table overrides the catalogue's", () => {

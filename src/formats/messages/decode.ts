@@ -4,12 +4,15 @@
  * body, to internal events. One `JSON.parse` per event, but for plain text deltas (read
  * without one, see `quickTextDelta`) and `ping` (not parsed at all).
  *
- * Block types we do not model (server_tool_use, web_search_tool_result, compaction, …) are
- * skipped here; they reach a client only through pass-through, which forwards raw text.
+ * A `server_tool_use` block of the web search becomes one `web_search` event (with its query)
+ * when it closes; its result block and other types we do not model (web_fetch,
+ * code execution, compaction, …) are skipped here: they reach a client only through
+ * pass-through, which forwards raw text.
  */
 import type { Event } from "../../events/event.ts";
 import { GatewayError } from "../../http/gateway_error.ts";
 import type { BodyDecoder, Emit, StreamDecoder } from "../codec.ts";
+import { isObject, parseObject } from "../json.ts";
 import type { SseEvent } from "../sse.ts";
 import { decodeMessagesStreamError } from "./errors.ts";
 import { fromMessagesStopReason } from "./finish_reason.ts";
@@ -21,7 +24,9 @@ type Block =
   | { kind: "text" }
   | { kind: "reasoning" }
   /** `json` says whether a non-empty input delta came; `initial` is input given at start. */
-  | { kind: "tool"; index: number; json: boolean; initial: string };
+  | { kind: "tool"; index: number; json: boolean; initial: string }
+  /** A hosted web search: its input (the query) collected until the block closes. */
+  | { kind: "search"; id: string; input: string; initial: unknown };
 
 interface ContentBlock {
   type?: string;
@@ -106,7 +111,9 @@ export function createMessagesDecoder(): StreamDecoder {
     blocks.delete(i);
     if (b.kind === "text") emit({ type: "text_end" });
     else if (b.kind === "reasoning") emit({ type: "reasoning_end" });
-    else {
+    else if (b.kind === "search") {
+      emit(searchEvent(b.id, b.input ? parseObject(b.input) : b.initial));
+    } else {
       // A tool's input is always a JSON text: no delta (a tool without parameters) means {}.
       if (!b.json) emit({ type: "tool_call_delta", index: b.index, json: b.initial });
       emit({ type: "tool_call_end", index: b.index });
@@ -141,8 +148,12 @@ export function createMessagesDecoder(): StreamDecoder {
         emit({ type: "tool_call_start", index, id: cb.id ?? "", name: cb.name ?? "" });
         return;
       }
+      case "server_tool_use":
+        if (cb.name !== "web_search") return;
+        blocks.set(i, { kind: "search", id: cb.id ?? "", input: "", initial: cb.input });
+        return;
       default:
-        return; // server tool blocks and unknown types: pass-through only
+        return; // other server tool blocks and unknown types: pass-through only
     }
   }
 
@@ -167,7 +178,7 @@ export function createMessagesDecoder(): StreamDecoder {
         if (b.kind === "tool" && d.partial_json) {
           b.json = true;
           emit({ type: "tool_call_delta", index: b.index, json: d.partial_json });
-        }
+        } else if (b.kind === "search" && d.partial_json) b.input += d.partial_json;
         return;
       default:
         return; // citations_delta and future delta types
@@ -317,6 +328,8 @@ function blockEvents(cb: ContentBlock, toolIndex: number): Event[] {
         { type: "reasoning_redacted", data: cb.data ?? "" },
         { type: "reasoning_end" },
       ];
+    case "server_tool_use":
+      return cb.name === "web_search" ? [searchEvent(cb.id ?? "", cb.input)] : [];
     case "tool_use": {
       const input = typeof cb.input === "object" && cb.input !== null ? cb.input : {};
       return [
@@ -328,4 +341,10 @@ function blockEvents(cb: ContentBlock, toolIndex: number): Event[] {
     default:
       return [];
   }
+}
+
+/** The event of a web search block, its query read from the block's input when it has one. */
+function searchEvent(id: string, input: unknown): Event {
+  const query = isObject(input) && typeof input.query === "string" ? input.query : undefined;
+  return query === undefined ? { type: "web_search", id } : { type: "web_search", id, query };
 }

@@ -79,6 +79,62 @@ Deno.test("decoder: unknown events and delta types are skipped, not errors", () 
   ]);
 });
 
+Deno.test("decoder: a web search block is one web_search event with its query; its results are skipped", () => {
+  const search = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} };
+  const result = {
+    type: "web_search_tool_result",
+    tool_use_id: "srvtoolu_1",
+    content: [{ type: "web_search_result", url: "https://example.com", title: "t" }],
+  };
+  const fetch = { type: "server_tool_use", id: "srvtoolu_2", name: "web_fetch", input: {} };
+  const block = (index: number, content_block: unknown) =>
+    frame({ type: "content_block_start", index, content_block }, "content_block_start");
+  const json = (index: number, partial_json: string) =>
+    frame(
+      { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } },
+      "content_block_delta",
+    );
+  const stop = (index: number) =>
+    frame({ type: "content_block_stop", index }, "content_block_stop");
+  const sse = START + block(0, search) + json(0, '{"query": "deno') + json(0, ' 2.9"}') +
+    stop(0) + block(1, result) + stop(1) + block(2, fetch) + json(2, '{"url":"x"}') + stop(2) +
+    block(3, { type: "text", text: "" }) +
+    frame({
+      type: "content_block_delta",
+      index: 3,
+      delta: { type: "text_delta", text: "It is out." },
+    }, "content_block_delta") +
+    frame({ type: "content_block_stop", index: 3 }, "content_block_stop") +
+    frame({
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 3, server_tool_use: { web_search_requests: 1 } },
+    }, "message_delta");
+  const events = normalizeEvents(decodeSse(createMessagesDecoder(), sse));
+  assert.deepEqual(events.slice(2), [
+    { type: "web_search", id: "srvtoolu_1", query: "deno 2.9" },
+    { type: "text_start" },
+    { type: "text_delta", delta: "It is out." },
+    { type: "text_end" },
+    { type: "usage", usage: { input: 5, output: 3, webSearches: 1 } },
+    { type: "finish", reason: "stop" },
+  ]);
+
+  const body: Event[] = [];
+  decodeMessagesBody({
+    id: "msg_1",
+    content: [{ ...search, input: { query: "deno 2.9" } }, result, fetch, {
+      type: "text",
+      text: "It is out.",
+    }],
+    stop_reason: "end_turn",
+  }, (e) => body.push(e));
+  assert.deepEqual(body.slice(1, 3), [
+    { type: "web_search", id: "srvtoolu_1", query: "deno 2.9" },
+    { type: "text_start" },
+  ]);
+});
+
 Deno.test("decoder: events without an event line are read by their payload type", () => {
   const sse = frame({ type: "message_start", message: { id: "a", model: "m" } }) +
     frame({ type: "message_delta", delta: { stop_reason: "refusal" } }) +

@@ -164,6 +164,8 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
       switch (e.type) {
         case "response_start":
           return ""; // message_start waits for the first usage or content: it carries input usage
+        case "web_search":
+          return ""; // only an Anthropic upstream searches, and its messages pass through
         case "usage":
           usage = mergeUsage(usage, e.usage);
           return error ? "" : start();

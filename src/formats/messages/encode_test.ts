@@ -179,8 +179,11 @@ for (const scenario of ROUND_TRIP) {
     const usage = final.type === "usage" ? final.usage : {};
     const sse = encodeAll([...events, { type: "cost", cost: costOf(usage) }]);
     const back = decodeSse(createMessagesDecoder(), sse);
+    // A hosted search is not re-encoded: only an Anthropic upstream searches, and a messages
+    // client on one gets its stream passed through.
+    const skipped = new Set(["usage", "response_start", "web_search"]);
     const content = (es: Event[]) =>
-      normalizeEvents(es.filter((e) => e.type !== "usage" && e.type !== "response_start"))
+      normalizeEvents(es.filter((e) => !skipped.has(e.type)))
         .map((e) =>
           (e as { type: string }).type === "error"
             ? { type: "error", status: (e as { status: number }).status }

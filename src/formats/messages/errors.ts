@@ -6,7 +6,7 @@
  * (https://docs.anthropic.com/en/api/errors).
  */
 import { GatewayError } from "../../http/gateway_error.ts";
-import { UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
+import { OUR_CREDIT, UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
 
 const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
 const PROVIDER_ACCESS_DENIED = "the model provider denied access to the model";
@@ -47,13 +47,14 @@ export function sanitizeUpstreamMessage(message: string): string {
     : clean;
 }
 
-/** Anthropic answers a prepaid account out of credit with a 400; that is our problem, not the client's. */
-const OUR_BILLING = /credit balance|billing|purchase credits/i;
+const PROVIDER_BILLING = "upstream provider billing error";
 
 /**
  * An upstream HTTP error to the gateway's error:
+ * - 402, and any error about our credit balance (Anthropic sends it as a 400) → 502, in the
+ *   gateway's words;
  * - 400 / 413 / 422 → same class, upstream message sanitised (the client's request is at
- *   fault, the message helps fix it) — unless it is about our credit balance (→ 502);
+ *   fault, the message helps fix it);
  * - 401 → 502: the upstream refused OUR key; never say more;
  * - 403 → 403 `permission_error`, the spec's "model access denied" (tried on every
  *   candidate first), in the gateway's own words;
@@ -66,10 +67,12 @@ const OUR_BILLING = /credit balance|billing|purchase credits/i;
 export function decodeMessagesError(status: number, body: unknown): GatewayError {
   const { type, message = "" } = errorObject(body);
   const metadata = { upstream_status: status, ...(type ? { upstream_error_type: type } : {}) };
+  // Our account's credit at the provider, whatever status carries it: never the provider's
+  // words ("Your credit balance is too low to access the Anthropic API").
+  if (status === 402 || OUR_CREDIT.test(message)) {
+    return providerError(PROVIDER_BILLING, metadata);
+  }
   if (status === 400 || status === 413 || status === 422) {
-    if (OUR_BILLING.test(message)) {
-      return providerError("upstream provider billing error", metadata);
-    }
     const text = sanitizeUpstreamMessage(message || "upstream rejected the request");
     return new GatewayError(status === 413 ? 413 : 400, text, {
       code: "INVALID_REQUEST",
@@ -106,6 +109,7 @@ export function decodeMessagesStreamError(data: unknown): GatewayError {
     case "permission_error":
       return providerError(PROVIDER_AUTH, metadata);
     default: {
+      if (OUR_CREDIT.test(message)) return providerError(PROVIDER_BILLING, metadata);
       const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
       return providerError(text || "upstream provider error", metadata);
     }

@@ -28,6 +28,24 @@ Deno.test("upstream 400 about our credit balance is the provider's failure (502)
   assert.doesNotMatch(e.message, /credit balance/);
 });
 
+Deno.test("an upstream 402, or our credit balance under another status or in the stream, says nothing of it", () => {
+  const words = "Your credit balance is too low to access the Anthropic API.";
+  for (
+    const e of [
+      decodeMessagesError(402, body("billing_error", words)),
+      decodeMessagesError(402, "Payment Required"),
+      decodeMessagesError(500, body("api_error", words)),
+      decodeMessagesStreamError({
+        type: "error",
+        error: { type: "billing_error", message: words },
+      }),
+    ]
+  ) {
+    assert.equal(e.status, 502);
+    assert.doesNotMatch(JSON.stringify(errorBody("messages", e)), /credit|Anthropic|Payment/i);
+  }
+});
+
 Deno.test("upstream 401 (our key) becomes a 502 that says nothing of the key", () => {
   const e = decodeMessagesError(
     401,

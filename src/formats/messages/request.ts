@@ -17,6 +17,7 @@ import type {
   ToolCallPart,
   ToolChoice,
   ToolResultPart,
+  WebSearch,
 } from "../../events/text_request.ts";
 import type {
   CacheControlParam,
@@ -32,6 +33,7 @@ import type {
   ToolUseBlockParam,
 } from "./schema.ts";
 import { isObject, parseObject } from "../json.ts";
+import { base64OfText } from "../../lib/base64.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -134,10 +136,17 @@ function blockToParts(b: ContentBlockParam): Part[] {
     case "redacted_thinking":
       return [{ type: "reasoning", text: "", redacted: (b as RedactedThinkingBlockParam).data }];
     case "document": {
-      // A plain-text document is text to any model; PDFs and files are not expressible.
+      // A plain-text document is text to any model; a base64 PDF travels as a PDF data URL
+      // (OpenAI takes it as a file part); a URL or file-store source is not expressible.
       const source = (b as { source: Record<string, unknown> }).source;
       if (source.type === "text" && typeof source.data === "string") {
         return [{ type: "text", text: source.data }];
+      }
+      if (
+        source.type === "base64" && source.media_type === "application/pdf" &&
+        typeof source.data === "string"
+      ) {
+        return [{ type: "image", url: `data:application/pdf;base64,${source.data}` }];
       }
       return [];
     }
@@ -208,8 +217,18 @@ function reasoningToInternal(body: MessagesRequest): ReasoningSettings | undefin
 // ---------------------------------------------------------------------------------------------
 // Internal → upstream body
 
-/** Used when the request names no `max_tokens` (the messages API requires one). */
+/**
+ * Used when the request names no `max_tokens` (the messages API requires one) and the
+ * model's output cap is not known; the pipeline passes the cap, which the hold covers.
+ */
 export const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * The most a non-streaming call is asked for when its client names no max_tokens: Anthropic
+ * drops a whole answer after ten minutes, and its SDK refuses non-streaming calls expected to
+ * run longer (above 21 333 tokens at its reckoning of 128 000 an hour).
+ */
+export const NON_STREAMING_MAX_TOKENS = 21_333;
 
 /**
  * Thinking budget per effort. Anthropic takes a token budget (minimum 1024); these follow the
@@ -238,24 +257,36 @@ const JSON_OBJECT_INSTRUCTION =
  *   refusing a request the client's own format allows would be worse than the nearest value;
  * - `responseFormat` json_object / json_schema becomes a system instruction: the messages API
  *   has no JSON mode (structured outputs are model-dependent), an instruction works on all;
+ * - without a client `max_tokens`, the model's cap (`modelCap`): a client that names none
+ *   (Codex) expects the model's whole answer, not a truncation at a gateway default — for a
+ *   non-streaming call at most NON_STREAMING_MAX_TOKENS;
  * - reasoning effort becomes a thinking budget (THINKING_BUDGET_BY_EFFORT), kept below
- *   `max_tokens`; without a client `max_tokens` the budget is added to `defaultMaxTokens` so
- *   that thinking does not eat the answer. Thinking is left off where Anthropic forbids it:
- *   with a forced tool choice, or when fewer than 1024 tokens remain for it.
+ *   `max_tokens`; without a client `max_tokens` the budget is added to the default (up to
+ *   the cap) so that thinking does not eat the answer. Thinking is left off where Anthropic
+ *   forbids it: with a forced tool choice, or when fewer than 1024 tokens remain for it;
+ * - a hosted web search becomes the `web_search_20250305` server tool, `max_uses` the cap the
+ *   hold was sized for.
  */
 export function fromInternal(
   req: TextRequest,
   upstreamModel: string,
-  defaultMaxTokens: number = DEFAULT_MAX_TOKENS,
+  modelCap?: number,
 ): Record<string, unknown> {
+  // A whole (non-streaming) answer must come within the ten minutes Anthropic allows one:
+  // without a client max_tokens it is not asked for more than that time holds.
+  const outputCap = req.stream || modelCap === undefined
+    ? modelCap
+    : Math.min(modelCap, NON_STREAMING_MAX_TOKENS);
   const forcedTool = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
-  let maxTokens = req.maxTokens ?? defaultMaxTokens;
-  // Anthropic requires an assistant turn that called tools with thinking on to start with
-  // its signed thinking block. History from another vendor (or a client that dropped the
-  // signature) has none to replay, so thinking stays off rather than earn a 400.
+  let maxTokens = req.maxTokens ?? outputCap ?? DEFAULT_MAX_TOKENS;
+  // Anthropic requires the final assistant turn, when it called tools with thinking on, to
+  // start with its signed thinking block. History from another vendor (or a client that
+  // dropped the signature) has none to replay, so thinking stays off rather than earn a 400.
   let budget = forcedTool || unsignedToolTurn(req) ? undefined : thinkingBudget(req.reasoning);
   if (budget !== undefined) {
-    if (req.maxTokens === undefined) maxTokens += budget;
+    if (req.maxTokens === undefined) {
+      maxTokens = Math.min(maxTokens + budget, outputCap ?? Infinity);
+    }
     budget = Math.min(budget, maxTokens - 1);
     if (budget < thinkingBudgetTokensMin) budget = undefined;
   }
@@ -265,8 +296,13 @@ export function fromInternal(
   if (system.length > 0) body.system = system;
   body.messages = messagesOut(req.messages);
 
-  if (req.tools && req.tools.length > 0) {
-    body.tools = req.tools.map(toolOut);
+  const tools: Record<string, unknown>[] = (req.tools ?? []).map(toolOut);
+  // The hosted search as Anthropic's server tool, unless a client tool has its name.
+  if (req.webSearch && !tools.some((t) => t.name === "web_search")) {
+    tools.push(webSearchOut(req.webSearch));
+  }
+  if (tools.length > 0) {
+    body.tools = tools;
     const tc = toolChoiceOut(req.toolChoice, req.parallelToolCalls);
     if (tc) body.tool_choice = tc;
   }
@@ -282,13 +318,17 @@ export function fromInternal(
   return body;
 }
 
-/** An assistant turn with tool calls but no signed (or redacted) reasoning to replay. */
+/**
+ * The final assistant turn called tools with no signed (or redacted) reasoning to replay.
+ * Anthropic asks it only of that turn (the one before the last tool results); earlier turns'
+ * thinking it drops anyway, so a history from another vendor turns thinking off only while
+ * its last tool round is open, not for the rest of the conversation.
+ */
 function unsignedToolTurn(req: TextRequest): boolean {
-  return req.messages.some((m) =>
-    m.role === "assistant" &&
+  const m = req.messages.findLast((m) => m.role === "assistant");
+  return m !== undefined &&
     m.parts.some((p) => p.type === "tool_call") &&
-    !m.parts.some((p) => p.type === "reasoning" && (p.signature || p.redacted))
-  );
+    !m.parts.some((p) => p.type === "reasoning" && (p.signature || p.redacted));
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {
@@ -438,10 +478,16 @@ function imageOut(p: ImagePart): Record<string, unknown> | null {
   };
 }
 
-function base64OfText(text: string): string {
-  let bin = "";
-  for (const byte of new TextEncoder().encode(text)) bin += String.fromCharCode(byte);
-  return btoa(bin);
+/** Anthropic's web search server tool, capped at what the hold was sized for. */
+function webSearchOut(w: WebSearch): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    type: "web_search_20250305",
+    name: "web_search",
+    max_uses: w.maxUses,
+  };
+  if (w.allowedDomains) out.allowed_domains = w.allowedDomains;
+  if (w.userLocation) out.user_location = { type: "approximate", ...w.userLocation };
+  return out;
 }
 
 function toolOut(t: Tool): Record<string, unknown> {

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import type { TextRequest } from "../../events/text_request.ts";
-import { fromInternal, passThroughRequest, toInternal } from "./request.ts";
+import {
+  fromInternal,
+  NON_STREAMING_MAX_TOKENS,
+  passThroughRequest,
+  toInternal,
+} from "./request.ts";
 import { type MessagesRequest, validateMessagesRequest } from "./schema.ts";
 
 const SLUG = "anthropic/claude-sonnet-4.5";
@@ -200,8 +205,45 @@ Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
   assert.equal(body.model, UPSTREAM);
   assert.equal(body.max_tokens, 50);
   assert.equal(body.stream, true);
+  // No client max_tokens: the model's output cap (what the hold covers), else a default; a
+  // whole answer no more than ten minutes hold.
+  assert.equal(fromInternal(req({ stream: true }), UPSTREAM, 64000).max_tokens, 64000);
+  assert.equal(fromInternal(req({}), UPSTREAM, 64000).max_tokens, NON_STREAMING_MAX_TOKENS);
   assert.equal(fromInternal(req({}), UPSTREAM, 8192).max_tokens, 8192);
+  assert.equal(fromInternal(req({ maxTokens: 30000 }), UPSTREAM, 64000).max_tokens, 30000);
   assert.equal(fromInternal(req({}), UPSTREAM).max_tokens, 4096);
+  // Thinking's budget comes out of the cap, never on top of it.
+  const high = { reasoning: { effort: "high" as const }, stream: true };
+  const thinking = fromInternal(req(high), UPSTREAM, 64000);
+  assert.equal(thinking.max_tokens, 64000);
+  assert.deepEqual(thinking.thinking, { type: "enabled", budget_tokens: 16384 });
+  const small = fromInternal(req(high), UPSTREAM, 8192);
+  assert.equal(small.max_tokens, 8192);
+  assert.deepEqual(small.thinking, { type: "enabled", budget_tokens: 8191 });
+});
+
+Deno.test("fromInternal: thinking stays off only while the final assistant turn's unsigned tool round is open", () => {
+  const call = { type: "tool_call" as const, id: "c1", name: "f", arguments: "{}" };
+  const result = { type: "tool_result" as const, callId: "c1", content: [] };
+  const history = [
+    { role: "user" as const, parts: [{ type: "text" as const, text: "go" }] },
+    { role: "assistant" as const, parts: [call] }, // another vendor's turn: no signature
+    { role: "user" as const, parts: [result] },
+  ];
+  const reasoning = { effort: "medium" as const };
+  const thinkingOf = (messages: TextRequest["messages"]) =>
+    fromInternal(req({ messages, reasoning, maxTokens: 20000 }), UPSTREAM).thinking;
+  assert.equal(thinkingOf(history), undefined, "the open round has no thinking to replay");
+  const signed = structuredClone(history);
+  signed[1].parts.unshift({ type: "reasoning", text: "t", signature: "sig" } as never);
+  assert.deepEqual(thinkingOf(signed), { type: "enabled", budget_tokens: 4096 });
+  // The round closed with an answer and a new question: thinking is back on.
+  const later = [
+    ...history,
+    { role: "assistant" as const, parts: [{ type: "text" as const, text: "Done." }] },
+    { role: "user" as const, parts: [{ type: "text" as const, text: "next?" }] },
+  ];
+  assert.deepEqual(thinkingOf(later), { type: "enabled", budget_tokens: 4096 });
 });
 
 Deno.test("fromInternal: system parts become system blocks, empty ones dropped", () => {
@@ -371,6 +413,31 @@ Deno.test("fromInternal: tools and tool choice", () => {
     "tool_choice" in fromInternal(req({ toolChoice: { type: "required" } }), UPSTREAM),
     false,
   );
+});
+
+Deno.test("fromInternal: a hosted web search becomes Anthropic's server tool beside the functions", () => {
+  const webSearch = {
+    maxUses: 10,
+    allowedDomains: ["example.com"],
+    userLocation: { country: "GB", timezone: "Europe/London" },
+  };
+  const server = {
+    type: "web_search_20250305",
+    name: "web_search",
+    max_uses: 10,
+    allowed_domains: ["example.com"],
+    user_location: { type: "approximate", country: "GB", timezone: "Europe/London" },
+  };
+  assert.deepEqual(fromInternal(req({ webSearch }), UPSTREAM).tools, [server]);
+  const tools = [{ name: "f", parameters: { type: "object" } }];
+  const body = fromInternal(req({ tools, webSearch, toolChoice: { type: "auto" } }), UPSTREAM);
+  assert.deepEqual(body.tools, [{ name: "f", input_schema: { type: "object" } }, server]);
+  assert.deepEqual(body.tool_choice, { type: "auto" });
+  // A client function already called web_search keeps the name: no duplicate tool.
+  const own = [{ name: "web_search", parameters: { type: "object" } }];
+  assert.deepEqual(fromInternal(req({ tools: own, webSearch }), UPSTREAM).tools, [
+    { name: "web_search", input_schema: { type: "object" } },
+  ]);
 });
 
 Deno.test("fromInternal: effort becomes a thinking budget below max_tokens", () => {

@@ -6,9 +6,13 @@
  * - first event: `response.created`, `response.in_progress` (status in_progress, output []);
  * - text block: `output_item.added` (message, in_progress), `content_part.added` (output_text
  *   ""), `output_text.delta`…, `output_text.done`, `content_part.done`, `output_item.done`;
+ *   consecutive text blocks (Anthropic's, split around citations) are one message;
  * - reasoning block: `output_item.added` (reasoning), `reasoning_summary_part.added`,
  *   `reasoning_summary_text.delta`…, `.done`, `reasoning_summary_part.done`, `output_item.done`
- *   (with `encrypted_content` when a `reasoning_redacted` came);
+ *   (with `encrypted_content` when a `reasoning_redacted` or a `reasoning_signature` came:
+ *   the block sealed, see sealed_reasoning.ts);
+ * - a search the upstream ran (`web_search`): a `web_search_call` item, `output_item.added`,
+ *   `web_search_call.in_progress`, `.searching`, `.completed`, `output_item.done`;
  * - tool call: `output_item.added` (function_call, arguments ""), `function_call_arguments.delta`…,
  *   `.done`, `output_item.done`. Calls are mapped back to the client's tools (tools.ts): a
  *   member of a `namespace` tool is a function_call with its own `name` and the `namespace`;
@@ -34,6 +38,7 @@ import type { BodyEncoder, EncodeContext, StreamEncoder } from "../codec.ts";
 import { sseFrame } from "../sse.ts";
 import { finishToResponses } from "./finish_reason.ts";
 import { finalResponse, responseObject } from "./response_object.ts";
+import { OPENAI_ENCRYPTED, sealReasoning } from "./sealed_reasoning.ts";
 import { customInput, searchArguments, ToolMap, type ToolTarget } from "./tools.ts";
 
 type Obj = Record<string, unknown>;
@@ -59,8 +64,15 @@ class ResponseBuilder {
   /** The final response object, once `cost` came. */
   final?: Obj;
   #started = false;
-  #text?: { item: Obj; part: Obj; index: number };
-  #reasoning?: { item: Obj; index: number; text: string; partOpen: boolean; data?: string };
+  #text?: { item: Obj; part: Obj; index: number; ended?: boolean };
+  #reasoning?: {
+    item: Obj;
+    index: number;
+    text: string;
+    partOpen: boolean;
+    data?: string;
+    signature?: string;
+  };
   readonly #tools = new Map<number, ToolSlot>();
   readonly #waiting: ToolSlot[] = [];
   #active?: ToolSlot;
@@ -79,7 +91,9 @@ class ResponseBuilder {
     switch (e.type) {
       case "response_start":
       case "usage":
-      case "reasoning_signature": // another vendor's signature: nothing a Responses client can use
+        return;
+      case "reasoning_signature":
+        if (this.#reasoning) this.#reasoning.signature = e.signature;
         return;
       case "text_start":
         this.#openText();
@@ -88,7 +102,8 @@ class ResponseBuilder {
         this.#textDelta(e.delta);
         return;
       case "text_end":
-        this.#closeText();
+        // Left open: a text block right after it continues the same part (see #openText).
+        if (this.#text) this.#text.ended = true;
         return;
       case "reasoning_start":
         this.#openReasoning();
@@ -102,6 +117,9 @@ class ResponseBuilder {
         return;
       case "reasoning_end":
         this.#closeReasoning();
+        return;
+      case "web_search":
+        this.#webSearch(e.query);
         return;
       case "tool_call_start":
         this.#toolStart(e.index, e.id, e.name);
@@ -150,7 +168,16 @@ class ResponseBuilder {
 
   // ---- text ----
 
+  /**
+   * A text block opens a message item — unless it follows another with nothing in between:
+   * Anthropic splits an answer into several blocks around its citations, and a Responses
+   * answer is one message with one output_text part, so the blocks join that part.
+   */
   #openText(): void {
+    if (this.#text?.ended) {
+      this.#text.ended = false;
+      return;
+    }
     this.#closeText();
     this.#closeReasoning();
     const item: Obj = {
@@ -235,8 +262,37 @@ class ResponseBuilder {
       this.sink("response.reasoning_summary_part.done", { ...ids, part });
       r.item.summary = [part];
     }
-    if (r.data !== undefined) r.item.encrypted_content = r.data;
+    if (r.data !== undefined) {
+      // OpenAI's own encrypted reasoning is this field's native content; another vendor's
+      // (Anthropic's redacted thinking) is sealed, so no responses upstream is sent it.
+      r.item.encrypted_content = OPENAI_ENCRYPTED.test(r.data)
+        ? r.data
+        : sealReasoning({ text: r.text, redacted: r.data });
+    } else if (r.signature) {
+      r.item.encrypted_content = sealReasoning({ text: r.text, signature: r.signature });
+    }
     this.sink("response.output_item.done", { output_index: r.index, item: r.item });
+  }
+
+  // ---- hosted web search ----
+
+  /** A search the upstream ran: one `web_search_call` item, complete as it is announced. */
+  #webSearch(query: string | undefined): void {
+    this.#closeText();
+    this.#closeReasoning();
+    const action = query === undefined ? { type: "search" } : { type: "search", query };
+    const item: Obj = {
+      id: `ws_${this.#idBase}_${this.output.length}`,
+      type: "web_search_call",
+      status: "in_progress",
+      action,
+    };
+    const index = this.#add(item);
+    const ids = { output_index: index, item_id: item.id };
+    this.sink("response.web_search_call.in_progress", ids);
+    this.sink("response.web_search_call.searching", ids);
+    this.sink("response.web_search_call.completed", ids);
+    this.#done(index, item);
   }
 
   // ---- tool calls ----
@@ -248,6 +304,7 @@ class ResponseBuilder {
   }
 
   #toolStart(index: number, id: string, name: string): void {
+    this.#closeText();
     const target = this.#targetOf(name);
     const slot: ToolSlot = { id, target, args: "", ended: false, outputIndex: -1 };
     this.#tools.set(index, slot);
@@ -373,6 +430,7 @@ class ResponseBuilder {
       this.#error = new GatewayError(502, "the model provider stopped with an error");
     }
     if (this.#error) {
+      if (this.#text?.ended) this.#closeText(); // a block that did end is complete
       this.#abandon();
       this.final = finalResponse(this.ctx, this.output, cost, {
         status: "failed",

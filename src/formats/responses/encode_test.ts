@@ -12,6 +12,7 @@ import {
   readGolden,
   toGolden,
 } from "./test_helpers.ts";
+import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
 
 const FIXTURES = new URL("../../../tests/fixtures/openai-responses/", import.meta.url);
 const ctx: EncodeContext = {
@@ -178,7 +179,7 @@ Deno.test("encoder: reasoning becomes a reasoning item with its summary and encr
     { type: "reasoning_start" },
     { type: "reasoning_delta", delta: "Think" },
     { type: "reasoning_signature", signature: "sig-from-another-vendor" },
-    { type: "reasoning_redacted", data: "gAAAAAenc" },
+    { type: "reasoning_redacted", data: "EmwKAhgBEgy3" },
     { type: "reasoning_end" },
     { type: "finish", reason: "stop" },
   ]));
@@ -193,13 +194,100 @@ Deno.test("encoder: reasoning becomes a reasoning item with its summary and encr
     "response.output_item.done",
     "response.completed",
   ]);
-  assert.deepEqual(fs[7][1].item, {
+  const item = fs[7][1].item as Record<string, unknown>;
+  assert.deepEqual({ ...item, encrypted_content: undefined }, {
     id: "rs_7f3a_0",
     type: "reasoning",
     summary: [{ type: "summary_text", text: "Think" }],
-    encrypted_content: "gAAAAAenc",
+    encrypted_content: undefined,
+  });
+  // Another vendor's opaque reasoning, sealed: never sent on to a responses upstream as is.
+  assert.deepEqual(openSealedReasoning(item.encrypted_content as string), {
+    text: "Think",
+    redacted: "EmwKAhgBEgy3",
   });
   assert.doesNotMatch(JSON.stringify(fs), /sig-from-another-vendor/);
+});
+
+Deno.test("encoder: a signed thinking block travels sealed in encrypted_content", () => {
+  const events: Event[] = [
+    { type: "reasoning_start" },
+    { type: "reasoning_delta", delta: "Think " },
+    { type: "reasoning_delta", delta: "twice" },
+    { type: "reasoning_signature", signature: "EqSIGNATURE==" },
+    { type: "reasoning_end" },
+    { type: "finish", reason: "stop" },
+  ];
+  const fs = frames(encodeAll(events));
+  const item = fs.find(([n]) => n === "response.output_item.done")![1].item as Record<
+    string,
+    unknown
+  >;
+  assert.deepEqual(item.summary, [{ type: "summary_text", text: "Think twice" }]);
+  assert.ok(isSealedReasoning(item.encrypted_content));
+  assert.deepEqual(openSealedReasoning(item.encrypted_content as string), {
+    text: "Think twice",
+    signature: "EqSIGNATURE==",
+  });
+  const body = encodeResponsesBody(events, cost0, ctx) as Record<string, unknown>;
+  assert.deepEqual((body.output as Record<string, unknown>[])[0], item);
+});
+
+Deno.test("encoder: a search the upstream ran is a completed web_search_call item before the answer", () => {
+  const events: Event[] = [
+    { type: "web_search", id: "srvtoolu_1", query: "deno 2.9" },
+    ...TEXT,
+  ];
+  const fs = frames(encodeAll(events));
+  assert.deepEqual(fs.slice(2, 8).map(([n, d]) => [n, d.output_index]), [
+    ["response.output_item.added", 0],
+    ["response.web_search_call.in_progress", 0],
+    ["response.web_search_call.searching", 0],
+    ["response.web_search_call.completed", 0],
+    ["response.output_item.done", 0],
+    ["response.output_item.added", 1],
+  ]);
+  const item = {
+    id: "ws_7f3a_0",
+    type: "web_search_call",
+    status: "completed",
+    action: { type: "search", query: "deno 2.9" },
+  };
+  assert.deepEqual(fs[2][1].item, { ...item, status: "in_progress" });
+  assert.equal(fs[3][1].item_id, item.id);
+  assert.deepEqual(fs[6][1].item, item);
+  const done = fs.at(-1)![1].response as Record<string, unknown>;
+  assert.deepEqual((done.output as unknown[])[0], item);
+  assert.equal(done.output_text, "Hello");
+  const body = encodeResponsesBody(events, cost0, ctx) as Record<string, unknown>;
+  assert.deepEqual((body.output as unknown[])[0], item);
+});
+
+Deno.test("encoder: consecutive text blocks are one message; a block after a tool call is another", () => {
+  const block = (t: string): Event[] => [
+    { type: "text_start" },
+    { type: "text_delta", delta: t },
+    { type: "text_end" },
+  ];
+  const fs = frames(encodeAll([
+    ...block("According to the docs, "),
+    ...block("it is out."),
+    { type: "tool_call_start", index: 0, id: "call_a", name: "f" },
+    { type: "tool_call_delta", index: 0, json: "{}" },
+    { type: "tool_call_end", index: 0 },
+    ...block("Then more."),
+    { type: "finish", reason: "stop" },
+  ]));
+  const done = fs.filter(([n]) => n === "response.output_item.done").map(([, d]) =>
+    d.item as Record<string, unknown>
+  );
+  assert.deepEqual(done.map((i) => i.type), ["message", "function_call", "message"]);
+  assert.deepEqual((done[0].content as Record<string, unknown>[]).map((p) => p.text), [
+    "According to the docs, it is out.",
+  ]);
+  assert.equal(fs.filter(([n]) => n === "response.content_part.added").length, 2);
+  const final = fs.at(-1)![1].response as Record<string, unknown>;
+  assert.equal(final.output_text, "According to the docs, it is out.Then more.");
 });
 
 Deno.test("encoder: interleaved parallel tool calls come out one item at a time, in start order", () => {

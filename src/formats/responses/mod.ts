@@ -10,9 +10,9 @@ export {
 export {
   builtInTools,
   fromInternal,
-  needsResponsesUpstream,
   passThroughRequest,
   toInternal,
+  upstreamsFor,
 } from "./request.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";

@@ -10,7 +10,8 @@
  *   `cost_details` added to `usage` (the one event parsed here);
  * - the upstream's `error` event, never forwarded: its words are about the gateway's provider
  *   account (quota, keys). The failure goes out at the end as the gateway's own `error` frame
- *   and `response.failed`, carrying the sanitised `GatewayError` the decoder made of it.
+ *   and `response.failed`, carrying the sanitised `GatewayError` the decoder made of it and
+ *   the items the upstream had finished (each `output_item.done` is read for that).
  *
  * Synthesised frames continue the upstream's `sequence_number`s (they count from 0, one per
  * event, so the next number is the count of events seen).
@@ -46,6 +47,8 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
   let held: SseEvent | undefined;
   let seen = 0;
   let upstreamId: string | undefined;
+  /** Items the upstream finished before a failure: the failed response still shows them. */
+  const done: Obj[] = [];
 
   return {
     raw(ev: SseEvent, events: readonly Event[]): string {
@@ -53,6 +56,10 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
       for (const e of events) if (e.type === "response_start" && e.id) upstreamId = e.id;
       const type = eventType(ev);
       if (type === "error") return "";
+      if (type === "response.output_item.done") {
+        const item = obj(parseObject(ev.data)?.item);
+        if (item) done.push(item);
+      }
       if (type !== undefined && TERMINAL.has(type)) {
         held = ev;
         return "";
@@ -69,7 +76,7 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
       const heldData = held ? parseObject(held.data) : undefined;
       if (error) {
         const base = obj(heldData?.response) ??
-          responseObject({ ...ctx, id: upstreamId ?? ctx.id }, "failed", []);
+          responseObject({ ...ctx, id: upstreamId ?? ctx.id }, "failed", done);
         const response = editUpstreamResponse(base, cost, ctx);
         response.status = "failed";
         response.error = responseError(error.error);

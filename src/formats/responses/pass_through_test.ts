@@ -109,6 +109,21 @@ Deno.test("pass-through: a cut stream is forwarded as far as it went, then faile
   ]);
 });
 
+Deno.test("pass-through: a stream cut after some items fails with those items in its output", () => {
+  const full = text("function-call.sse");
+  // Cut after the first finished item: no terminal event comes.
+  const firstDone = full.indexOf("event: response.output_item.done");
+  const cutAt = full.indexOf("\n\n", firstDone) + 2;
+  const out = passThrough(new TextEncoder().encode(full.slice(0, cutAt)), "lines");
+  const failed = frames(out).find(([n]) => n === "response.failed")![1].response as Record<
+    string,
+    unknown
+  >;
+  assert.equal(failed.status, "failed");
+  const item = frames(full.slice(firstDone, cutAt))[0][1].item;
+  assert.deepEqual(failed.output, [item]);
+});
+
 Deno.test("pass-through: a non-streaming body gets model, cost and output_text", () => {
   const upstream = JSON.parse(text("body-reasoning-call.json"));
   const before = structuredClone(upstream);

@@ -9,7 +9,8 @@
  *   message. Consecutive items of one role merge into one message, so a turn's reasoning, text
  *   and parallel calls stay one assistant message, as the messages format needs;
  * - `reasoning` → a reasoning part: summaries joined by a blank line, `encrypted_content` as
- *   `redacted`;
+ *   `redacted` — or, when the gateway sealed it, the vendor's block it carries (its text with
+ *   the signature, or its redacted data: sealed_reasoning.ts);
  * - `custom_tool_call` → a tool call whose arguments are `{"input": <the free text>}`: other
  *   formats only carry JSON arguments, and the custom tool itself becomes a function taking
  *   `{"input": string}`; `custom_tool_call_output` → a `tool_result`, like a function's;
@@ -19,22 +20,26 @@
  * - a client-executed `tool_search_call` → a tool call of the `tool_search` function, its
  *   `tool_search_output` → a tool result naming the tools it loaded (which join the tools);
  * - items the internal form cannot express (file inputs, `file_id` images, items of built-in
- *   tools) are dropped; `needsResponsesUpstream` names the ones that change the meaning.
+ *   tools) are dropped; `upstreamsFor` names the ones that change the meaning.
  *
  * Internal → upstream (`fromInternal`) builds a Responses body for an openai-responses
  * upstream serving a chat or messages client; `store` is always false.
  */
-import type {
-  ImagePart,
-  Message,
-  Part,
-  ReasoningSettings,
-  ResponseFormat,
-  TextPart,
-  TextRequest,
-  Tool,
-  ToolChoice,
+import {
+  DEFAULT_WEB_SEARCHES,
+  type ImagePart,
+  isPdfDataUrl,
+  type Message,
+  type Part,
+  type ReasoningSettings,
+  type ResponseFormat,
+  type TextPart,
+  type TextRequest,
+  type Tool,
+  type ToolChoice,
+  type WebSearch,
 } from "../../events/text_request.ts";
+import type { UpstreamNeed } from "../text_format.ts";
 import type {
   ContentPart,
   InputItem,
@@ -42,6 +47,7 @@ import type {
   ResponsesRequest,
   ResponsesToolChoice,
 } from "./schema.ts";
+import { isSealedReasoning, OPENAI_ENCRYPTED, openSealedReasoning } from "./sealed_reasoning.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 
 type Obj = Record<string, unknown>;
@@ -68,6 +74,8 @@ export function toInternal(body: ResponsesRequest | Obj, model: string): TextReq
 
   const req: TextRequest = { model, system, messages, stream: b.stream === true };
   if (map.tools.length > 0) req.tools = map.tools;
+  const webSearch = webSearchOf(b.tools);
+  if (webSearch) req.webSearch = webSearch;
   const choice = toolChoiceToInternal(b.tool_choice, map);
   if (choice) req.toolChoice = choice;
   if (b.parallel_tool_calls != null) req.parallelToolCalls = b.parallel_tool_calls;
@@ -113,7 +121,7 @@ function itemToInternal(
       }]);
       return;
     case "tool_search_call":
-      if (!isClientCall(it)) return; // a hosted search: see needsResponsesUpstream
+      if (!isClientCall(it)) return; // a hosted search: see upstreamsFor
       push("assistant", [{
         type: "tool_call",
         id: it.call_id as string,
@@ -146,15 +154,25 @@ function itemToInternal(
       let text = r.summary.map((s) => s.text).join("\n\n");
       if (text === "" && r.content) text = r.content.map((c) => c.text ?? "").join("\n\n");
       if (text === "" && !r.encrypted_content) return;
-      push("assistant", [{
-        type: "reasoning",
-        text,
-        ...(r.encrypted_content ? { redacted: r.encrypted_content } : {}),
-      }]);
+      const sealed = isSealedReasoning(r.encrypted_content)
+        ? openSealedReasoning(r.encrypted_content)
+        : undefined;
+      if (sealed) {
+        push("assistant", [{ type: "reasoning", ...sealed }]);
+      } else if (isSealedReasoning(r.encrypted_content)) {
+        // A seal that does not open: the text as plain reasoning, no signature to replay.
+        if (text !== "") push("assistant", [{ type: "reasoning", text }]);
+      } else {
+        push("assistant", [{
+          type: "reasoning",
+          text,
+          ...(r.encrypted_content ? { redacted: r.encrypted_content } : {}),
+        }]);
+      }
       return;
     }
     default:
-      return; // items of built-in tools and newer item types: see needsResponsesUpstream
+      return; // items of built-in tools and newer item types: see upstreamsFor
   }
 }
 
@@ -174,6 +192,12 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
         break;
       case "input_image":
         if (typeof q.image_url === "string") out.push({ type: "image", url: q.image_url });
+        break;
+      case "input_file":
+        // A PDF given inline travels as its data URL; a file id or URL is the provider's own.
+        if (typeof q.file_data === "string" && isPdfDataUrl(q.file_data)) {
+          out.push({ type: "image", url: q.file_data });
+        }
         break;
       default:
         break;
@@ -210,12 +234,18 @@ function formatToInternal(f: Obj): ResponseFormat {
   return { type: f.type === "json_object" ? "json_object" : "text" };
 }
 
+/**
+ * A `reasoning` object without an effort (Codex sends `{summary: "auto"}` unless configured)
+ * asks for the model's default reasoning, as the Responses API gives it (medium): on a model
+ * that reasons only when told (Claude's thinking), that is `enabled`.
+ */
 function reasoningToInternal(r: ResponsesRequest["reasoning"]): ReasoningSettings | undefined {
   if (!r) return undefined;
   const out: ReasoningSettings = {};
   if (r.effort) out.effort = r.effort;
+  else out.enabled = true;
   if (r.summary) out.summary = r.summary;
-  return Object.keys(out).length > 0 ? out : undefined;
+  return out;
 }
 
 // ---- what only a responses upstream can serve ----------------------------------------------
@@ -243,26 +273,69 @@ export function builtInTools(body: ResponsesRequest | Obj): string[] {
   return new ToolMap({ tools: (body as ResponsesRequest).tools }).builtIns;
 }
 
+/** The hosted web search's tool types: Anthropic's server tool can run these too. */
+const WEB_SEARCH_TOOLS = new Set([
+  "web_search",
+  "web_search_preview",
+  "web_search_2025_08_26",
+  "web_search_preview_2025_03_11",
+]);
+
 /**
- * Why the request needs an openai-responses upstream, or undefined: a built-in tool (see
- * `builtInTools`), or an input item the internal form would drop (items of built-in tool
- * calls, Codex's `compaction`, …). For the pipeline's `needsSameProtocol`.
+ * The upstream protocols that can serve the request, when not every one can, and why: a
+ * built-in tool (see `builtInTools`) or an input item the internal form would drop (items of
+ * built-in tool calls, Codex's `compaction`, …) needs an openai-responses upstream; the hosted
+ * web search alone, and its `web_search_call` items, an anthropic-messages one too (its
+ * server-side search; the items' results are not in them, so they go). For the pipeline's
+ * `upstreamsFor`.
  */
-export function needsResponsesUpstream(body: ResponsesRequest | Obj): string | undefined {
+export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undefined {
+  const responsesOnly = (what: string): UpstreamNeed => ({
+    protocols: ["openai-responses"],
+    reason: `${what} requires an upstream that speaks the responses format`,
+  });
   const tools = builtInTools(body);
-  if (tools.length > 0) {
-    return `tool ${tools[0]} requires an upstream that speaks the responses format`;
-  }
+  const other = tools.find((t) => !WEB_SEARCH_TOOLS.has(t));
+  if (other !== undefined) return responsesOnly(`tool ${other}`);
+  let search = tools.length > 0;
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input)) {
     for (const item of input) {
       const type = item.type ?? "message";
       if (MAPPED_ITEMS.has(type)) continue;
       if (TOOL_SEARCH_ITEMS.has(type) && isClientCall(item as Obj)) continue;
-      return `input item type ${type} requires an upstream that speaks the responses format`;
+      if (type === "web_search_call") search = true;
+      else return responsesOnly(`input item type ${type}`);
     }
   }
-  return undefined;
+  return search
+    ? {
+      protocols: ["openai-responses", "anthropic-messages"],
+      reason: "tool web_search requires an upstream that runs web searches itself " +
+        "(one that speaks the responses or the Anthropic messages format)",
+    }
+    : undefined;
+}
+
+/** The client's hosted web search as the internal form carries it, or undefined. */
+function webSearchOf(tools: unknown): WebSearch | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const t = (tools as Obj[]).find((t) => WEB_SEARCH_TOOLS.has(t?.type as string));
+  if (!t) return undefined;
+  const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
+  const domains = (t.filters as Obj | null | undefined)?.allowed_domains;
+  if (Array.isArray(domains) && domains.length > 0 && domains.every((d) => typeof d === "string")) {
+    out.allowedDomains = domains;
+  }
+  const loc = t.user_location as Obj | null | undefined;
+  if (loc && typeof loc === "object") {
+    const where: NonNullable<WebSearch["userLocation"]> = {};
+    for (const k of ["city", "region", "country", "timezone"] as const) {
+      if (typeof loc[k] === "string" && loc[k] !== "") where[k] = loc[k] as string;
+    }
+    if (Object.keys(where).length > 0) out.userLocation = where;
+  }
+  return out;
 }
 
 // ---- pass-through --------------------------------------------------------------------------
@@ -277,32 +350,30 @@ export function needsResponsesUpstream(body: ResponsesRequest | Obj): string | u
  *   provider; with `store: false` it answers 400 ("Items are not persisted when `store` is set
  *   to false"), so they are dropped — the model could not see that reasoning anyway. They come
  *   from clients that did not ask for `include: ["reasoning.encrypted_content"]`.
+ * - `reasoning` items the gateway sealed (another vendor's signed thinking, from turns served
+ *   by it) are dropped too: no responses upstream can read them, and OpenAI refuses an
+ *   `encrypted_content` it cannot decrypt.
  */
 export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: string): Obj {
   const out: Obj = { ...body, model: upstreamModel, store: false };
   const input = (body as ResponsesRequest).input;
-  if (Array.isArray(input) && input.some(isStoredReasoning)) {
-    out.input = input.filter((i) => !isStoredReasoning(i));
+  if (Array.isArray(input) && input.some(unsendableReasoning)) {
+    out.input = input.filter((i) => !unsendableReasoning(i));
   }
   return out;
 }
 
-function isStoredReasoning(item: InputItem): boolean {
+function unsendableReasoning(item: InputItem): boolean {
   if (item.type !== "reasoning") return false;
   const r = item as ReasoningItem;
+  if (isSealedReasoning(r.encrypted_content)) return true;
   return typeof r.id === "string" && r.id !== "" && !r.encrypted_content;
 }
 
 // ---- internal → upstream -------------------------------------------------------------------
 
-/**
- * OpenAI's encrypted reasoning is a Fernet token (version byte 0x80, base64url: "gAAAAA…");
- * opaque reasoning from another vendor (Anthropic's redacted_thinking) would be refused.
- */
-const OPENAI_ENCRYPTED = /^gAAAAA/;
-
 /** The smallest `max_output_tokens` the Responses API accepts (it answers 400 below 16). */
-const MAX_OUTPUT_TOKENS_MIN = 16;
+export const MAX_OUTPUT_TOKENS_MIN = 16;
 
 /**
  * A Responses body for an openai-responses upstream. Fields the format cannot express are
@@ -357,9 +428,7 @@ function messagesToItems(messages: Message[]): Obj[] {
           );
           break;
         case "image":
-          if (m.role === "user") {
-            content.push({ type: "input_image", image_url: p.url, detail: "auto" });
-          }
+          if (m.role === "user") content.push(inputFileOrImage(p));
           break;
         case "reasoning":
           if (p.redacted && OPENAI_ENCRYPTED.test(p.redacted)) {
@@ -403,10 +472,15 @@ function messagesToItems(messages: Message[]): Obj[] {
 function toolOutput(content: (TextPart | ImagePart)[]): string | Obj[] {
   if (content.every((c) => c.type === "text")) return content.map((c) => c.text).join("\n");
   return content.map((c) =>
-    c.type === "text"
-      ? { type: "input_text", text: c.text }
-      : { type: "input_image", image_url: c.url, detail: "auto" }
+    c.type === "text" ? { type: "input_text", text: c.text } : inputFileOrImage(c)
   );
+}
+
+/** An image part as a responses input: a PDF as an `input_file`, anything else an image. */
+function inputFileOrImage(p: ImagePart): Obj {
+  return isPdfDataUrl(p.url)
+    ? { type: "input_file", filename: "document.pdf", file_data: p.url }
+    : { type: "input_image", image_url: p.url, detail: "auto" };
 }
 
 /**

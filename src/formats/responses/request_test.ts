@@ -3,11 +3,13 @@ import type { TextRequest } from "../../events/text_request.ts";
 import {
   builtInTools,
   fromInternal,
-  needsResponsesUpstream,
   passThroughRequest,
   toInternal,
+  upstreamsFor,
 } from "./request.ts";
 import { validateResponsesRequest } from "./schema.ts";
+import { sealReasoning } from "./sealed_reasoning.ts";
+import { fromInternal as messagesFromInternal } from "../messages/request.ts";
 
 const CODEX = new URL("../../../../shared/fixtures/clients/codex/", import.meta.url);
 const hasCodex = (() => {
@@ -124,6 +126,7 @@ Deno.test("toInternal: items map to messages, a turn's items merge into one assi
     reasoning: { effort: "low", summary: "auto" },
     user: "u-1",
     stream: false,
+    webSearch: { maxUses: 10 },
   };
   assert.deepEqual(toInternal(body, "a/b"), expected);
 });
@@ -186,24 +189,29 @@ Deno.test(
   },
 );
 
-Deno.test("builtInTools and needsResponsesUpstream name what only a responses upstream serves", {
+const SEARCHERS = ["openai-responses", "anthropic-messages"];
+const responsesOnly = (what: string) => ({
+  protocols: ["openai-responses"],
+  reason: `${what} requires an upstream that speaks the responses format`,
+});
+
+Deno.test("builtInTools and upstreamsFor: Codex's web search needs an upstream that searches", {
   ignore: !hasCodex,
 }, () => {
   const body = codex("responses-turn1");
   // apply_patch (custom) and the client-executed tool_search have function forms.
   assert.deepEqual(builtInTools(body), ["web_search"]);
-  assert.equal(
-    needsResponsesUpstream(body),
-    "tool web_search requires an upstream that speaks the responses format",
-  );
+  const need = upstreamsFor(body)!;
+  assert.deepEqual(need.protocols, SEARCHERS);
+  assert.match(need.reason, /^tool web_search requires an upstream that runs web searches/);
   const withoutWebSearch = {
     ...body,
     tools: body.tools.filter((t: { type: string }) => t.type !== "web_search"),
   };
-  assert.equal(needsResponsesUpstream(withoutWebSearch), undefined);
+  assert.equal(upstreamsFor(withoutWebSearch), undefined);
   const turn2 = codex("responses-turn2-function-call-output");
   assert.equal(
-    needsResponsesUpstream({
+    upstreamsFor({
       ...turn2,
       tools: turn2.tools.filter((t: { type: string }) => t.type !== "web_search"),
     }),
@@ -229,10 +237,55 @@ Deno.test("builtInTools: hosted tools, a hosted tool_search and non-function nam
   );
 });
 
-Deno.test("needsResponsesUpstream: plain requests need nothing; items of built-in tools do", () => {
-  assert.equal(needsResponsesUpstream({ model: "x", input: "hi", tools: [] }), undefined);
+Deno.test("upstreamsFor: web search beside another hosted tool needs the responses format", () => {
+  const tools = [{ type: "web_search_preview" }, { type: "file_search", vector_store_ids: ["v"] }];
+  assert.deepEqual(upstreamsFor({ model: "x", tools }), responsesOnly("tool file_search"));
+  assert.deepEqual(upstreamsFor({ model: "x", tools: [tools[0]] })!.protocols, SEARCHERS);
+  // A past search in the history is served by either searcher (its results are not in it).
+  const input = [
+    { role: "user", content: "news?" },
+    { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search" } },
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "Here." }] },
+  ];
+  assert.deepEqual(upstreamsFor({ model: "x", input })!.protocols, SEARCHERS);
+  assert.deepEqual(
+    upstreamsFor({ model: "x", input: [...input, { type: "compaction", encrypted_content: "z" }] }),
+    responsesOnly("input item type compaction"),
+  );
+});
+
+Deno.test("toInternal: the hosted web search becomes the request's webSearch, capped", () => {
+  const req = toInternal(
+    validateResponsesRequest({
+      model: "anthropic/claude-sonnet-4.5",
+      input: [
+        { role: "user", content: "news?" },
+        { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search" } },
+      ],
+      tools: [{
+        type: "web_search",
+        filters: { allowed_domains: ["example.com"] },
+        user_location: { type: "approximate", country: "GB", city: "London", region: "" },
+        external_web_access: false,
+      }],
+    }),
+    "anthropic/claude-sonnet-4.5",
+  );
+  assert.deepEqual(req.webSearch, {
+    maxUses: 10,
+    allowedDomains: ["example.com"],
+    userLocation: { city: "London", country: "GB" },
+  });
+  assert.equal(req.tools, undefined);
+  assert.deepEqual(req.messages, [{ role: "user", parts: [{ type: "text", text: "news?" }] }]);
+  const plain = toInternal(validateResponsesRequest({ model: "m", input: "hi" }), "m");
+  assert.equal(plain.webSearch, undefined);
+});
+
+Deno.test("upstreamsFor: plain requests need nothing; items of built-in tools do", () => {
+  assert.equal(upstreamsFor({ model: "x", input: "hi", tools: [] }), undefined);
   assert.equal(
-    needsResponsesUpstream({
+    upstreamsFor({
       model: "x",
       input: [
         { role: "user", content: "hi" },
@@ -242,13 +295,13 @@ Deno.test("needsResponsesUpstream: plain requests need nothing; items of built-i
     }),
     undefined,
   );
-  assert.equal(
-    needsResponsesUpstream({ model: "x", input: [{ type: "compaction", encrypted_content: "z" }] }),
-    "input item type compaction requires an upstream that speaks the responses format",
+  assert.deepEqual(
+    upstreamsFor({ model: "x", input: [{ type: "compaction", encrypted_content: "z" }] }),
+    responsesOnly("input item type compaction"),
   );
   // A search the client ran maps to a tool call and its result; a hosted one does not.
   assert.equal(
-    needsResponsesUpstream({
+    upstreamsFor({
       model: "x",
       input: [
         { type: "tool_search_call", call_id: "t1", execution: "client", arguments: {} },
@@ -257,12 +310,12 @@ Deno.test("needsResponsesUpstream: plain requests need nothing; items of built-i
     }),
     undefined,
   );
-  assert.equal(
-    needsResponsesUpstream({
+  assert.deepEqual(
+    upstreamsFor({
       model: "x",
       input: [{ type: "tool_search_call", execution: "server", arguments: { query: "q" } }],
     }),
-    "input item type tool_search_call requires an upstream that speaks the responses format",
+    responsesOnly("input item type tool_search_call"),
   );
 });
 
@@ -291,6 +344,47 @@ Deno.test("passThroughRequest: model replaced, store false, the client's body un
   });
   const plain = { model: "a/b", input: "x" };
   assert.equal(passThroughRequest(plain, "m").input, "x");
+});
+
+Deno.test("reasoning the gateway sealed: its signature comes back; never sent on to a responses upstream", () => {
+  const sealed = sealReasoning({ text: "Summed up.", signature: "EqSIG" });
+  const body = {
+    model: "anthropic/claude-sonnet-4.5",
+    input: [
+      { role: "user", content: "hi" },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "Summed up." }],
+        encrypted_content: sealed,
+      },
+      { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "ok" },
+      {
+        type: "reasoning",
+        id: "rs_2",
+        summary: [{ type: "summary_text", text: "Hm." }],
+        encrypted_content: "tg.rs.broken",
+      },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Done." }] },
+    ],
+  };
+  const req = toInternal(validateResponsesRequest(body), "anthropic/claude-sonnet-4.5");
+  assert.deepEqual(req.messages[1], {
+    role: "assistant",
+    parts: [
+      { type: "reasoning", text: "Summed up.", signature: "EqSIG" },
+      { type: "tool_call", id: "c1", name: "f", arguments: "{}" },
+    ],
+  });
+  // A seal that does not open is the summary text alone: nothing to replay as signed.
+  assert.deepEqual(req.messages[3].parts[0], { type: "reasoning", text: "Hm." });
+
+  const out = passThroughRequest(body, "gpt-5");
+  assert.deepEqual(
+    (out.input as Record<string, unknown>[]).map((i) => i.type ?? i.role),
+    ["user", "function_call", "function_call_output", "message"],
+  );
 });
 
 Deno.test("passThroughRequest: the Codex requests keep every field", { ignore: !hasCodex }, () => {
@@ -421,4 +515,23 @@ Deno.test("fromInternal ∘ toInternal keeps a responses conversation", () => {
   const back = fromInternal(toInternal(client, "a/b"), "up");
   validateResponsesRequest(back);
   assert.deepEqual(toInternal(validateResponsesRequest(back), "a/b"), toInternal(client, "a/b"));
+});
+
+Deno.test("toInternal: a reasoning object without an effort asks for the model's default reasoning", () => {
+  const reasoningOf = (reasoning: unknown) =>
+    toInternal(validateResponsesRequest({ model: "m", input: "hi", reasoning }), "m").reasoning;
+  assert.deepEqual(reasoningOf({ summary: "auto" }), { enabled: true, summary: "auto" });
+  assert.deepEqual(reasoningOf({}), { enabled: true });
+  assert.deepEqual(reasoningOf({ effort: "low" }), { effort: "low" });
+  assert.deepEqual(reasoningOf({ effort: "none" }), { effort: "none" });
+  assert.equal(reasoningOf(undefined), undefined);
+  // On Claude, that is thinking at the medium budget.
+  const req = toInternal(
+    validateResponsesRequest({ model: "m", input: "hi", reasoning: { summary: "auto" } }),
+    "m",
+  );
+  assert.deepEqual(messagesFromInternal(req, "claude", 64000).thinking, {
+    type: "enabled",
+    budget_tokens: 4096,
+  });
 });

@@ -25,6 +25,26 @@ const ids = (a: Answer) => ({
   signature: "Eq" + alnum(a.seed ^ 0x5a5a5a5a, 62) + "==",
 });
 
+/** Search `i` of an answer: the server tool's call and its result block, as the API sends. */
+function search(a: Answer, i: number) {
+  const id = "srvtoolu_01" + alnum(a.seed + 101 + i, 22);
+  return {
+    id,
+    input: { query: `mock search ${i + 1}` },
+    result: {
+      type: "web_search_tool_result",
+      tool_use_id: id,
+      content: [{
+        type: "web_search_result",
+        title: `Mock result ${i + 1}`,
+        url: `https://example.com/mock/${i + 1}`,
+        encrypted_content: "Eo" + alnum(a.seed + 201 + i, 40),
+        page_age: null,
+      }],
+    },
+  };
+}
+
 /** Whether the request turned extended thinking on. */
 export function wantsThinking(body: Record<string, unknown>): boolean {
   const t = obj(body.thinking).type;
@@ -85,6 +105,19 @@ export function messagesStream(a: Answer): StreamParts {
   const delta = (d: string) => `{"type":"content_block_delta","index":${index},"delta":${d}}`;
   const stop = () => meta("content_block_stop", `{"type":"content_block_stop","index":${index++}}`);
 
+  // Web searches first, as the model searches before it answers: each a server_tool_use
+  // block (its query streamed as input JSON) and its result block.
+  for (let i = 0; i < a.usage.webSearches; i++) {
+    const s = search(a, i);
+    start(`{"type":"server_tool_use","id":"${s.id}","name":"web_search","input":{}}`);
+    const query = JSON.stringify(s.input);
+    for (const piece of [query.slice(0, 9), query.slice(9)]) {
+      meta("content_block_delta", delta(`{"type":"input_json_delta","partial_json":${q(piece)}}`));
+    }
+    stop();
+    start(JSON.stringify(s.result));
+    stop();
+  }
   if (a.reasoning.length > 0) {
     start(`{"type":"thinking","thinking":"","signature":""}`);
     for (const t of a.reasoning) {
@@ -138,6 +171,11 @@ export function messagesStream(a: Answer): StreamParts {
 export function messagesWhole(a: Answer): string {
   const { id, tool, signature } = ids(a);
   const content: unknown[] = [];
+  for (let i = 0; i < a.usage.webSearches; i++) {
+    const s = search(a, i);
+    content.push({ type: "server_tool_use", id: s.id, name: "web_search", input: s.input });
+    content.push(s.result);
+  }
   if (a.reasoning.length > 0) {
     content.push({ type: "thinking", thinking: a.reasoning.join(""), signature });
   }

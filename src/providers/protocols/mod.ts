@@ -31,7 +31,9 @@ const openaiChat: UpstreamProtocol = {
   headers: (p) => bearerHeaders(p),
   fromInternal: (req, model, p) =>
     chatRequest.fromInternal(req, model, { openrouterReasoning: !!p.quirks.openrouterUsage }),
-  finishBody: openrouterUsage,
+  // OpenRouter takes its dialect (and reports its cost when asked); anyone else gets OpenAI's.
+  finishBody: (body, p) =>
+    p.quirks.openrouterUsage ? openrouterUsage(body, p) : chatRequest.toOpenAIDialect(body),
   createDecoder: createChatDecoder,
   decodeBody: decodeChatBody,
   decodeError: (status, body) => decodeChatError(status, body),
@@ -50,7 +52,7 @@ const anthropicMessages: UpstreamProtocol = {
     if (beta) h.set("anthropic-beta", beta);
     return h;
   },
-  fromInternal: (req, model) => messages.fromInternal(req, model),
+  fromInternal: (req, model, _p, outputCap) => messages.fromInternal(req, model, outputCap),
   createDecoder: messages.createMessagesDecoder,
   decodeBody: messages.decodeMessagesBody,
   decodeError: messages.decodeMessagesError,

@@ -7,6 +7,7 @@
 import init from "./001_init.ts";
 import leanIndexes from "./002_lean_indexes.ts";
 import leases from "./003_leases.ts";
+import checkpoints from "./004_checkpoints.ts";
 
 export interface Migration {
   version: number;
@@ -18,4 +19,5 @@ export const migrations: readonly Migration[] = [
   { version: 1, name: "001_init", sql: init },
   { version: 2, name: "002_lean_indexes", sql: leanIndexes },
   { version: 3, name: "003_leases", sql: leases },
+  { version: 4, name: "004_checkpoints", sql: checkpoints },
 ];

@@ -1,0 +1,16 @@
+/** Base64 of a text's UTF-8 bytes (`btoa` alone takes only Latin-1). */
+export function base64OfText(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  // In slices: spreading a whole large array into one call would overflow the stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+/** The text whose UTF-8 bytes a base64 string holds; throws on bad base64 or bad UTF-8. */
+export function textOfBase64(b64: string): string {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+}
