@@ -104,9 +104,6 @@ async function main() {
     });
   }
 
-  const host = cfg.HOST === "0.0.0.0" ? "localhost" : cfg.HOST;
-  console.log(`Listening on http://${host}:${server.addr.port}`);
-
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -128,6 +125,11 @@ async function main() {
   };
   Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
   Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+
+  // Announced only once a signal would be handled: a supervisor (or a test) that stops the
+  // process as soon as it reads this line must get the graceful stop, not the default death.
+  const host = cfg.HOST === "0.0.0.0" ? "localhost" : cfg.HOST;
+  console.log(`Listening on http://${host}:${server.addr.port}`);
 }
 
 if (import.meta.main) await main();
