@@ -83,11 +83,19 @@ Deno.test("chat: streaming relays chunks and ends with usage, cost and [DONE]", 
   });
 });
 
-Deno.test("chat: a successful stream's raw SSE: role chunk, content, finish, usage chunk, [DONE]", async () => {
+for (const includeUsage of [true, false]) {
+  Deno.test(`chat: a successful stream's raw SSE: role chunk, content, finish, ${includeUsage ? "usage chunk" : "usage on the finish chunk"}, [DONE]`, () =>
+    rawStream(includeUsage));
+}
+
+/** With `include_usage` the usage comes in OpenAI's own chunk (`choices: []`); without, on the
+ * finish chunk, so that every chunk has a `choices[0]`. */
+async function rawStream(includeUsage: boolean) {
   await withGateway(async (g) => {
     const res = await postChat(g, {
       model: MODEL,
       stream: true,
+      ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
       messages: [{ role: "user", content: "Count [[mock:tokens=4]]" }],
     });
     assert.equal(res.status, 200);
@@ -115,13 +123,18 @@ Deno.test("chat: a successful stream's raw SSE: role chunk, content, finish, usa
     const finishes = chunks.map((c) => c.choices[0]?.finish_reason).filter((f) => f);
     assert.deepEqual(finishes, ["stop"]);
     const last = chunks.at(-1);
-    assert.deepEqual(last.choices, []);
+    if (includeUsage) assert.deepEqual(last.choices, []);
+    else {
+      for (const c of chunks) assert.equal(c.choices.length, 1);
+      assert.equal(last.choices[0].finish_reason, "stop");
+    }
+    assert.equal(chunks.filter((c) => c.usage).length, 1);
     assert.equal(last.usage.completion_tokens, 4);
     assert.equal(last.usage.total_tokens, last.usage.prompt_tokens + 4);
     assert.ok(last.usage.cost > 0);
     assert.ok("upstream_inference_output_cost" in last.usage.cost_details);
   });
-});
+}
 
 Deno.test("chat: finish_reason length when max_tokens cuts the answer", async () => {
   await withGateway(async (g) => {

@@ -3,10 +3,15 @@
  * and whole (`chat.completion`), plus the pass-through edits for an openai-chat upstream.
  *
  * Stream shape, as OpenAI sends it: a first chunk `delta: {role: "assistant", content: ""}`,
- * content / reasoning / tool-call deltas, a chunk with `finish_reason`, then a usage chunk
- * with `choices: []` (here with `cost` and `cost_details`) and `data: [DONE]`. After an
- * `error` event the last chunk instead carries `finish_reason: "error"` and the generic error
- * object (OpenRouter's in-stream error convention), with usage and cost, and no [DONE].
+ * content / reasoning / tool-call deltas, a chunk with `finish_reason`, then `data: [DONE]`.
+ * The usage (with `cost` and `cost_details`) is always sent, in one of two places:
+ * - the client asked for it (`stream_options.include_usage`): OpenAI's own usage chunk after
+ *   the finish, with `choices: []`;
+ * - it did not: on the finish chunk itself. A client that did not ask for a usage chunk does
+ *   not expect one, and the common loop `chunk.choices[0].delta` fails on `choices: []`.
+ * After an `error` event the last chunk instead carries `finish_reason: "error"` and the
+ * generic error object (OpenRouter's in-stream error convention), with usage and cost, and
+ * no [DONE].
  * Chunks are built as strings around a prefix computed once: no object per delta.
  */
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
@@ -40,14 +45,25 @@ interface ChunkHead {
   model: string;
 }
 
-/** The final chunk of a successful stream: no choices, usage with cost. */
-function usageChunk(h: ChunkHead, usage: Obj): string {
+/** The client asked for OpenAI's separate usage chunk (`choices: []`) at the end. */
+function wantsUsageChunk(body: Obj | undefined): boolean {
+  const so = body?.stream_options as Obj | null | undefined;
+  return so != null && so.include_usage === true;
+}
+
+/**
+ * The final chunk of a successful stream, usage with cost: OpenAI's usage chunk (no choices),
+ * or, with `finish`, a finish chunk carrying the usage.
+ */
+function usageChunk(h: ChunkHead, usage: Obj, finish?: string): string {
   return sseFrame(JSON.stringify({
     id: h.id,
     object: "chat.completion.chunk",
     created: h.created,
     model: h.model,
-    choices: [],
+    choices: finish === undefined
+      ? []
+      : [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }],
     usage,
   }));
 }
@@ -71,9 +87,12 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
     `"delta":`;
   const chunk = (delta: string) => `${prefix}${delta},"finish_reason":null}]}\n\n`;
   const excludeReasoning = reasoningExcluded(ctx.clientBody);
+  /** Without a usage chunk the finish chunk waits for the cost, and carries the usage. */
+  const usageOnFinish = !wantsUsageChunk(ctx.clientBody);
   /** Internal tool index → chat index: chat clients fill an array, so indices are dense. */
   const toolIndex = new Map<number, number>();
   let started = false;
+  let finished: string | undefined;
   let error: GatewayError | undefined;
 
   const role = (): string => {
@@ -111,15 +130,23 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
           );
         }
         case "finish":
+          if (usageOnFinish) {
+            finished = finishToChat(e.reason);
+            return role();
+          }
           return role() +
             `${prefix}{},"finish_reason":${JSON.stringify(finishToChat(e.reason))}}]}\n\n`;
         case "error":
           error ??= e.error;
           return "";
         case "cost":
-          return error
-            ? errorChunk(ctx, error, e.cost)
-            : role() + usageChunk(ctx, usageToChat(e.cost)) + DONE;
+          if (error) return errorChunk(ctx, error, e.cost);
+          return role() +
+            usageChunk(
+              ctx,
+              usageToChat(e.cost),
+              usageOnFinish ? finished ?? (toolIndex.size > 0 ? "tool_calls" : "stop") : undefined,
+            ) + DONE;
         case "text_start":
         case "text_end":
         case "reasoning_start":
@@ -212,6 +239,9 @@ function carriesContent(events: readonly Event[]): boolean {
  * `id` and `model` values, edited in place to the generation id and the slug — except
  * - the usage chunk, held back (with anything after it, `[DONE]` included) and released by
  *   `end` with `cost` and `cost_details` added — the one chunk re-serialised;
+ * - when the client asked for no usage chunk, a finish chunk that only finishes: held too,
+ *   and `end` puts the usage on it in place of an upstream usage chunk with `choices: []`
+ *   (without one to hold, `end` writes a finish chunk with the usage);
  * - an upstream in-stream error chunk (or a malformed one), dropped with everything after it:
  *   `end` writes the gateway's own error chunk (sanitised message, cost) and no `[DONE]`.
  * A usage chunk that carries content too (vendors reporting usage on every chunk) is
@@ -223,6 +253,11 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
   let doneSeen = false;
   /** After an error only the gateway's error chunk goes out (from `end`). */
   let failed = false;
+  const usageOnFinish = !wantsUsageChunk(ctx.clientBody);
+  /** The last finish-only chunk, while nothing but usage has followed it. */
+  let finishHeld: SseEvent | undefined;
+  /** The last finish reason seen, as chat spells it. */
+  let finished: string | undefined;
   /** Our own final chunks carry the generation id and the requested slug (spec: chat
    * completion `id` is the generation id, `model` the slug). */
   const head: ChunkHead = { id: ctx.id, created: ctx.created, model: ctx.model };
@@ -230,8 +265,8 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
   const rewrite = headRewriter(ctx);
 
   const release = (): string => {
-    const out = (held ? held.raw : "") + tail;
-    held = undefined;
+    const out = (finishHeld ? finishHeld.raw : "") + (held ? held.raw : "") + tail;
+    finishHeld = held = undefined;
     tail = "";
     return out;
   };
@@ -245,22 +280,33 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
         return "";
       }
       let usage = false;
+      let finish = false;
       for (const e of events) {
         if (e.type === "error") {
           failed = true;
           return "";
         }
         if (e.type === "usage") usage = true;
+        if (e.type === "finish") {
+          finish = true;
+          finished = finishToChat(e.reason);
+        }
       }
       ev = rewrite(ev);
       const content = carriesContent(events);
       if (usage && !content) {
-        const out = release();
+        // A held finish chunk stays, to carry this usage; an earlier usage chunk goes out.
+        const out = held ? release() : "";
         held = ev;
         return out;
       }
-      if (held === undefined && tail === "") return ev.raw;
-      if (!content) {
+      if (usageOnFinish && finish && !content && held === undefined && tail === "") {
+        const out = release();
+        finishHeld = ev;
+        return out;
+      }
+      if (finishHeld === undefined && held === undefined && tail === "") return ev.raw;
+      if (!content && held !== undefined) {
         tail += ev.raw;
         return "";
       }
@@ -269,10 +315,19 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
 
     end(cost: CostReport, error?: Event & { type: "error" }): string {
       if (error) return errorChunk(head, error.error, cost);
-      const edited = held && withCost(held, cost, ctx);
-      const usage = edited ?? (held ? held.raw : "") + usageChunk(head, usageToChat(cost));
-      const out = usage + tail;
-      held = undefined;
+      let out: string;
+      if (usageOnFinish && !(held && hasChoices(held))) {
+        // The usage goes on the finish chunk: the held one, or one of ours.
+        const usage = (held && usageWithCost(held, cost)) ?? usageToChat(cost);
+        out = (finishHeld && finishWithUsage(finishHeld, usage, ctx)) ??
+          (finishHeld ? finishHeld.raw : "") + usageChunk(head, usage, finished ?? "stop");
+      } else {
+        const edited = held && withCost(held, cost, ctx);
+        out = (finishHeld ? finishHeld.raw : "") +
+          (edited ?? (held ? held.raw : "") + usageChunk(head, usageToChat(cost)));
+      }
+      out += tail;
+      finishHeld = held = undefined;
       tail = "";
       return doneSeen ? out : out + DONE;
     },
@@ -336,6 +391,28 @@ function headRewriter(ctx: EncodeContext): (ev: SseEvent) => SseEvent {
 function fieldPattern(field: string, value: string): RegExp {
   const literal = JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`("${field}"\\s*:\\s*)${literal}`);
+}
+
+/** A chunk with at least one choice (vendors that put usage on a content or finish chunk). */
+function hasChoices(ev: SseEvent): boolean {
+  const chunk = parseObject(ev.data);
+  return Array.isArray(chunk?.choices) && chunk.choices.length > 0;
+}
+
+/** The usage object of a held usage chunk, `cost` and `cost_details` added. */
+function usageWithCost(ev: SseEvent, cost: CostReport): Obj | undefined {
+  const usage = parseObject(ev.data)?.usage;
+  return usage !== null && typeof usage === "object" ? addCost(usage as Obj, cost) : undefined;
+}
+
+/** A held finish chunk re-serialised with the usage on it, and our id and slug. */
+function finishWithUsage(ev: SseEvent, usage: Obj, ctx: EncodeContext): string | undefined {
+  const chunk = parseObject(ev.data);
+  if (!chunk) return undefined;
+  if (typeof chunk.id === "string") chunk.id = ctx.id;
+  if (typeof chunk.model === "string") chunk.model = ctx.model;
+  chunk.usage = usage;
+  return sseFrame(JSON.stringify(chunk));
 }
 
 /** The held usage chunk re-serialised with `cost` and `cost_details` in its usage. */

@@ -30,7 +30,14 @@ const SCENARIOS = [
   "stream_cut",
 ];
 
-const CTX: EncodeContext = { id: "gen-tg-1", model: "openai/gpt-4o-mini", created: 1767225999 };
+/** A client that asked for OpenAI's usage chunk; `BARE` did not (usage rides the finish). */
+const CTX: EncodeContext = {
+  id: "gen-tg-1",
+  model: "openai/gpt-4o-mini",
+  created: 1767225999,
+  clientBody: { stream_options: { include_usage: true } },
+};
+const BARE: EncodeContext = { ...CTX, clientBody: {} };
 
 const costOf = (usage: Usage): CostReport => ({
   cost: 1.234567891,
@@ -534,4 +541,94 @@ Deno.test("chat pass-through: an upstream model already the slug (OpenRouter) is
     // Only the id differs from the upstream's bytes.
     assert.equal(e.raw, inEvents[i].raw.replace('"gen-1767225603-tgReasonXYZ"', '"gen-tg-1"'));
   });
+});
+
+// ---- a client that asked for no usage chunk ----------------------------------------------
+
+/** Every chunk has a first choice (the loop `chunk.choices[0].delta` runs on each), and the
+ * last before [DONE] is the finish, carrying the usage with cost. */
+function assertUsageOnFinish(out: string, finish: string, cost: CostReport, finishes = 1) {
+  const evs = sseEvents([out]);
+  assert.equal(evs.at(-1)!.data, "[DONE]");
+  const chunks = evs.slice(0, -1).map((e) => JSON.parse(e.data));
+  for (const c of chunks) assert.ok(c.choices.length > 0, JSON.stringify(c));
+  const last = chunks.at(-1);
+  assert.equal(last.id, CTX.id);
+  assert.equal(last.model, CTX.model);
+  assert.equal(last.choices[0].finish_reason, finish);
+  assert.equal(last.usage.cost, cost.cost);
+  assert.deepEqual(last.usage.cost_details, cost.details);
+  // Only the last chunk carries usage, and no chunk after the finish adds content.
+  assert.equal(chunks.filter((c) => c.choices[0].finish_reason).length, finishes);
+  assert.equal(chunks.filter((c) => c.usage).length, 1);
+  return last;
+}
+
+for (const [name, finish] of [["text", "stop"], ["parallel_tool_calls", "tool_calls"]]) {
+  Deno.test(`chat encoder, no include_usage: ${name} ends with its finish chunk carrying usage`, async () => {
+    const events = decodeFixture(await readFixture(name));
+    const cost = costOf(usageOf(events));
+    const last = assertUsageOnFinish(encodeAll(events, cost, BARE), finish, cost);
+    assert.equal(last.usage.prompt_tokens, usageOf(events).input);
+  });
+
+  Deno.test(`chat pass-through, no include_usage: ${name} puts the usage on the upstream's finish chunk`, async () => {
+    const text = await readFixture(name);
+    const cost = costOf(usageOf(decodeFixture(text)));
+    const out = passThrough(text, cost, BARE);
+    const last = assertUsageOnFinish(out, finish, cost);
+    // The upstream's own usage figures, cost added; everything before the finish as sent.
+    const inEvents = sseEvents([text]);
+    const upstreamUsage = JSON.parse(inEvents.find((e) => e.data.includes('"usage":{'))!.data);
+    assert.deepEqual(last.usage, {
+      ...upstreamUsage.usage,
+      cost: cost.cost,
+      cost_details: cost.details,
+    });
+    const outEvents = sseEvents([out]);
+    const finishAt = inEvents.findIndex((e) => /"finish_reason":"/.test(e.data));
+    assert.equal(outEvents.length, inEvents.length - 1);
+    outEvents.slice(0, finishAt).forEach((e, i) => assertForwarded(e, inEvents[i], CTX));
+  });
+}
+
+Deno.test("chat pass-through, no include_usage: a finish on a content chunk is repeated with the usage", () => {
+  const chunk = (d: unknown, f: string | null = null, usage?: unknown) =>
+    `data: ${
+      JSON.stringify({
+        id: "u1",
+        model: "up",
+        choices: [{ index: 0, delta: d, finish_reason: f }],
+        ...(usage ? { usage } : {}),
+      })
+    }\n\n`;
+  const usage = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 };
+  const text = chunk({ content: "x" }) + chunk({ content: "y" }, "length") +
+    `data: ${JSON.stringify({ id: "u1", model: "up", choices: [], usage })}\n\n` +
+    "data: [DONE]\n\n";
+  const cost = costOf({ input: 2, output: 1 });
+  const last = assertUsageOnFinish(passThrough(text, cost, BARE), "length", cost, 2);
+  assert.deepEqual(last.choices, [{
+    index: 0,
+    delta: {},
+    logprobs: null,
+    finish_reason: "length",
+  }]);
+  assert.equal(last.usage.total_tokens, 3);
+});
+
+Deno.test("chat pass-through, no include_usage: a usage chunk with choices keeps its place", () => {
+  // Vendors that report usage on a chunk that has choices: nothing to move.
+  const body = (choices: unknown[], usage?: unknown) =>
+    `data: ${JSON.stringify({ id: "u1", model: "up", choices, ...(usage ? { usage } : {}) })}\n\n`;
+  const text = body([{ index: 0, delta: { content: "x" }, finish_reason: null }]) +
+    body([{ index: 0, delta: {}, finish_reason: "stop" }]) +
+    body([{ index: 0, delta: { content: "" }, finish_reason: null }], { prompt_tokens: 1 }) +
+    "data: [DONE]\n\n";
+  const out = passThrough(text, costOf({ input: 1 }), BARE);
+  const chunks = sseEvents([out]).slice(0, -1).map((e) => JSON.parse(e.data));
+  assert.equal(chunks.length, 3);
+  assert.equal(chunks[1].choices[0].finish_reason, "stop");
+  assert.equal(chunks[1].usage, undefined);
+  assert.equal(chunks[2].usage.cost, 1.234567891);
 });
