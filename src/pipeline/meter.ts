@@ -1,5 +1,6 @@
 import type { CostReport, Event, FinishReason } from "../events/event.ts";
 import { mergeUsage, type Usage } from "../events/usage.ts";
+import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { computeCost, type PriceTable, type Rates } from "../billing/cost.ts";
 import { deltaTokens } from "../billing/count.ts";
 import { nanoToRub } from "../billing/money.ts";
@@ -21,6 +22,8 @@ export interface MeterDeps {
 export interface MeterCall {
   generationId: string;
   prices: PriceTable;
+  /** The model's price tiers (by prompt size, by time of day) laid over `prices`. */
+  tiers?: RawTiers;
   /** Prompt tokens counted by the gateway, for when the upstream never says. */
   promptTokensCounted: number;
   startedAt: number;
@@ -45,6 +48,9 @@ export class Meter {
   upstreamModel: string | null = null;
   #report?: CostReport & { nano: bigint; source: Settlement["usageSource"] };
   #settled?: Promise<void>;
+
+  /** Wall-clock start, for prices by time of day: the tier in force when the call began. */
+  readonly #at = Date.now();
 
   constructor(readonly call: MeterCall, private readonly deps: MeterDeps) {}
 
@@ -122,7 +128,11 @@ export class Meter {
     }
     const { nano, details } = source === "none"
       ? { nano: 0n, details: {} as Record<string, number> }
-      : computeCost(u, this.call.prices, this.deps.rates);
+      : computeCost(
+        u,
+        tieredPrices(this.call.prices, this.call.tiers, u.input ?? 0, this.#at),
+        this.deps.rates,
+      );
     return { cost: nanoToRub(nano), details, usage: u, nano, source };
   }
 

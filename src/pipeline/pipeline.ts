@@ -13,6 +13,7 @@ import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
 import { bodyPromptBound, countPromptTokens } from "../billing/prompt_tokens.ts";
 import type { PriceTable } from "../billing/cost.ts";
+import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
@@ -74,7 +75,15 @@ export async function handleText(
       stream: call.request.stream,
       amount: textHold(
         app,
-        call.candidates.map((c) => pricesFor(c, call.model)),
+        // At the tier the estimated prompt falls in, and the time of day now.
+        call.candidates.map((c) =>
+          tieredPrices(
+            pricesFor(c, call.model),
+            tiersFor(c, call.model),
+            call.heldPromptTokens,
+            Date.now(),
+          )
+        ),
         call.heldPromptTokens,
         heldOutputTokens(call, app),
         webSearchAllowance(call.body),
@@ -190,6 +199,11 @@ export function pricesFor(c: Candidate, model: CatalogueModel): PriceTable {
   return c.provider.prices[model.id] ?? model.pricing;
 }
 
+/** The catalogue's price tiers, which apply to its prices only, not to a provider's own. */
+export function tiersFor(c: Candidate, model: CatalogueModel): RawTiers | undefined {
+  return c.provider.prices[model.id] ? undefined : model.pricing_overrides;
+}
+
 /** upstream: candidates in order; fail over only before anything reached the client. */
 async function runUpstream(
   call: TextCall,
@@ -256,6 +270,7 @@ async function attempt(
     const meter = new Meter({
       generationId: hold.generationId,
       prices: pricesFor(c, call.model),
+      tiers: tiersFor(c, call.model),
       promptTokensCounted: call.promptTokens,
       startedAt,
     }, app);
