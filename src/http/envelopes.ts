@@ -75,6 +75,12 @@ export function errorBody(family: EnvelopeFamily, e: GatewayError): Record<strin
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
+/**
+ * Every 429 says when to come back (spec: clients take the pause from `Retry-After`); an
+ * upstream that limited us without saying gets this many seconds.
+ */
+const RETRY_AFTER_DEFAULT_S = 5;
+
 export function renderError(
   family: EnvelopeFamily,
   e: GatewayError,
@@ -82,7 +88,8 @@ export function renderError(
 ): Response {
   const h = new Headers(headers);
   h.set("content-type", JSON_HEADERS["content-type"]);
-  if (e.retryAfter !== undefined) h.set("retry-after", String(e.retryAfter));
+  const retryAfter = e.retryAfter ?? (e.status === 429 ? RETRY_AFTER_DEFAULT_S : undefined);
+  if (retryAfter !== undefined) h.set("retry-after", String(retryAfter));
   return new Response(JSON.stringify(errorBody(family, e)), { status: e.status, headers: h });
 }
 

@@ -734,6 +734,8 @@ Deno.test("messages errors: 429 rate_limit_error for an upstream 429", async () 
       max_tokens: 10,
       messages: [{ role: "user", content: "Hi [[mock:error=429]]" }],
     });
+    // The mock's 429 has no Retry-After: the client is still told when to come back.
+    assert.equal(res.headers.get("retry-after"), "5");
     const body = await expectError(res, 429, "rate_limit_error");
     assert.ok(!/organization/.test(body.error.message), "the vendor's org details are not relayed");
     await assert.rejects(

@@ -503,7 +503,9 @@ Deno.test("responses errors: upstream 429 → 429, upstream 500 → failover the
   await withGateway(async (g) => {
     const before = (await g.store.getAccount(g.accountId))!.balance;
     const m = SETUP.responses.model;
-    await expectGenericError(await post(g, { model: m, input: "x [[mock:error=429]]" }), 429);
+    const limited = await post(g, { model: m, input: "x [[mock:error=429]]" });
+    assert.equal(limited.headers.get("retry-after"), "5");
+    await expectGenericError(limited, 429);
     await g.mock.idle();
     g.mock.reset();
     await expectGenericError(await post(g, { model: m, input: "y [[mock:error=500]]" }), 502);
