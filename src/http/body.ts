@@ -4,7 +4,7 @@ import { readStreamCapped } from "../lib/read_capped.ts";
 
 /**
  * Reads a JSON request body with the byte count enforced while streaming (a lying or absent
- * Content-Length cannot get past it), then bounds its nesting. Every failure is a 400 or 413
+ * Content-Length cannot get past it), then bounds its nesting. Every failure is a 400
  * GatewayError, rendered in the endpoint's envelope by the caller.
  */
 export async function readJsonBody(
@@ -40,7 +40,9 @@ export async function readJsonBody(
 }
 
 function tooLarge(maxBytes: number) {
-  return new GatewayError(413, `request body exceeds ${maxBytes} bytes`, {
+  // 400, not 413: no endpoint's error list in the spec has a 413, and an oversized body is
+  // an invalid request the client must change before retrying.
+  return new GatewayError(400, `request body exceeds ${maxBytes} bytes`, {
     code: "PAYLOAD_TOO_LARGE",
   });
 }

@@ -13,7 +13,6 @@ const MESSAGES_TYPE_BY_STATUS: Record<number, string> = {
   403: "permission_error",
   404: "not_found_error",
   405: "invalid_request_error",
-  413: "request_too_large",
   429: "rate_limit_error",
   503: "overloaded_error",
 };
@@ -30,7 +29,6 @@ const CODED_BY_STATUS: Record<number, [type: string, code: string]> = {
   404: ["not_found", "NOT_FOUND"],
   405: ["invalid_request", "METHOD_NOT_ALLOWED"],
   408: ["timeout", "PROVIDER_TIMEOUT"],
-  413: ["invalid_request", "PAYLOAD_TOO_LARGE"],
   429: ["rate_limit", "UPSTREAM_RATE_LIMITED"],
   500: ["internal_error", "INTERNAL_ERROR"],
   502: ["provider_error", "PROVIDER_ERROR"],

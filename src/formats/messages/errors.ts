@@ -53,7 +53,7 @@ const PROVIDER_BILLING = "upstream provider billing error";
  * An upstream HTTP error to the gateway's error:
  * - 402, and any error about our credit balance (Anthropic sends it as a 400) → 502, in the
  *   gateway's words;
- * - 400 / 413 / 422 → same class, upstream message sanitised (the client's request is at
+ * - 400 / 413 / 422 → 400, upstream message sanitised (the client's request is at
  *   fault, the message helps fix it);
  * - 401 → 502: the upstream refused OUR key; never say more;
  * - 403 → 403 `permission_error`, the spec's "model access denied" (tried on every
@@ -74,7 +74,7 @@ export function decodeMessagesError(status: number, body: unknown): GatewayError
   }
   if (status === 400 || status === 413 || status === 422) {
     const text = sanitizeUpstreamMessage(message || "upstream rejected the request");
-    return new GatewayError(status === 413 ? 413 : 400, text, {
+    return new GatewayError(400, text, {
       code: "INVALID_REQUEST",
       type: "invalid_request",
       metadata,
