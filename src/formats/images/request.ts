@@ -42,6 +42,8 @@ const QUALITY_LEVELS = ["low", "medium", "high"];
 const RESPONSE_FORMATS: ResponseFormat[] = ["b64_json", "url"];
 const OUTPUT_FORMATS = ["png", "jpeg", "webp"];
 const BACKGROUNDS = ["transparent", "opaque", "auto"];
+/** The spec's resolution values, as examples of the form. */
+const RESOLUTIONS = ["512", "1K", "2K", "4K"];
 
 export function paramsInvalid(message: string): GatewayError {
   return badRequest(message, "IMAGE_PARAMS_INVALID", "invalid_request");
@@ -160,8 +162,22 @@ export function parseImagesRequest(
 
   const resolution = optString(body, "resolution");
   if (resolution !== undefined) {
-    // Without described capabilities the provider coerces the value to its nearest (rule 2).
-    checkAllowed("resolution", resolution, caps?.resolutions, slug);
+    if (caps?.resolutions) checkAllowed("resolution", resolution, caps.resolutions, slug);
+    else if (caps?.aspect_ratios || caps?.qualities) {
+      // Described, and without resolutions: the model is sized another way (rule 2).
+      throw paramsInvalid(
+        `${slug} takes no resolution; set the image's size with size ("WIDTHxHEIGHT")` +
+          (caps.aspect_ratios ? ` or aspect_ratio (${listed(caps.aspect_ratios)})` : ""),
+      );
+    } else if (!/^[1-9]\d*[Kk]?$/.test(resolution)) {
+      // Not described: a value in the field's form goes on and the provider coerces it to
+      // its nearest (rule 2); one in no such form has no nearest.
+      throw paramsInvalid(
+        `resolution must be a size such as ${listed(RESOLUTIONS)}; got ${
+          JSON.stringify(resolution)
+        }`,
+      );
+    }
   }
 
   const references = parseReferences(body.input_references, model, catalogue, slug);

@@ -53,6 +53,14 @@ Deno.test("images request: values checked against described capabilities, listin
     /"auto", "opaque"/,
   );
   fails({ model: m2, prompt: "x", aspect_ratio: "4:5" }, "IMAGE_PARAMS_INVALID", /"1:1"/);
+  // Described without resolutions: sized by size or aspect_ratio, which the 400 names.
+  for (const resolution of ["4K", "banana"]) {
+    fails(
+      { model: m2, prompt: "x", resolution },
+      "IMAGE_PARAMS_INVALID",
+      /takes no resolution.*size.*aspect_ratio \("1:1"/,
+    );
+  }
   assert.equal(parse({ model: m2, prompt: "x", quality: "high" }).params.quality, "high");
   // quality outside low/medium/high is passed on as given
   assert.equal(parse({ model: m2, prompt: "x", quality: "hd" }).params.quality, "hd");
@@ -96,6 +104,12 @@ Deno.test("images request: models without described capabilities get values pass
     input_references: ["https://e.com/a.png", "data:image/png;base64,AAAA"],
   });
   assert.equal(c.params.resolution, "3K");
+  // …in the field's form: a value with no nearest is refused, naming the form.
+  fails(
+    { model: "openai/gpt-image-1", prompt: "x", resolution: "banana" },
+    "IMAGE_PARAMS_INVALID",
+    /"512", "1K", "2K", "4K"/,
+  );
   assert.equal(c.params.aspectRatio, "7:3");
   assert.equal(c.params.responseFormat, "url");
   assert.equal(c.nUpstream, 10);
