@@ -56,6 +56,7 @@ export function parseEmbeddingsRequest(
   if (body.stream === true) throw invalid("embeddings do not stream; leave stream unset");
 
   const { items, countedTokens, images } = countInput(body.input);
+  checkDocumentContext(body.input, model.context_length, slug);
   if (images > 0 && !catalogue.acceptsImages(model)) {
     throw invalid(`model ${JSON.stringify(slug)} accepts text only; the input contains images`);
   }
@@ -95,6 +96,24 @@ export function parseEmbeddingsRequest(
     encoding: enc,
     body: out,
   };
+}
+
+/**
+ * Spec limit: each document fits the model's context. Token-id documents are counted
+ * exactly; text is left to the provider, which refuses what is over (a count here would be an
+ * estimate, and refusing a document that fits is worse than the provider's own 400).
+ */
+function checkDocumentContext(input: unknown, context: number, slug: string): void {
+  if (!(context > 0) || !Array.isArray(input)) return;
+  const docs = isTokenArray(input) ? [input] : input.every(isTokenArray) ? input : [];
+  docs.forEach((doc, i) => {
+    if (doc.length > context) {
+      throw invalid(
+        `${isTokenArray(input) ? "input" : `input[${i}]`} has ${doc.length} tokens; ` +
+          `${slug} takes at most ${context} per document`,
+      );
+    }
+  });
 }
 
 const isTokenArray = (v: unknown): v is number[] =>

@@ -95,3 +95,15 @@ Deno.test("embeddings request: encoding_format and dimensions", () => {
   });
   fails({ model: "baai/bge-base-en-v1.5", input: "x", user: 5 }, "INVALID_REQUEST");
 });
+
+Deno.test("embeddings request: a token-id document past the model's context is refused", () => {
+  const m = "baai/bge-base-en-v1.5"; // context 512
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => i % 1000);
+  // Exactly the context: accepted, as one document or among others.
+  assert.equal(parseEmbeddingsRequest({ model: m, input: ids(512) }, catalogue).countedTokens, 512);
+  parseEmbeddingsRequest({ model: m, input: [ids(3), ids(512)] }, catalogue);
+  fails({ model: m, input: ids(513) }, "INVALID_REQUEST", /input has 513 tokens.*at most 512/);
+  fails({ model: m, input: [ids(3), ids(513)] }, "INVALID_REQUEST", /input\[1\] has 513 tokens/);
+  // Text is the provider's to refuse: the gateway's count of it is an estimate.
+  parseEmbeddingsRequest({ model: m, input: "word ".repeat(600) }, catalogue);
+});
