@@ -564,3 +564,60 @@ Deno.test({
     });
   },
 });
+
+// Spec: responses `input` items come "in the same form as chat messages" too.
+for (const u of UPSTREAMS) {
+  Deno.test(`responses (${u} upstream): a chat-form history (tool_calls, a tool message, chat parts) is taken`, async () => {
+    const { model, opts } = SETUP[u];
+    await withGateway(async (g) => {
+      const res = await client(g).responses.create({
+        model,
+        input: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{
+              id: "call_1",
+              type: "function",
+              function: { name: "weather", arguments: '{"city":"Paris"}' },
+            }],
+          },
+          { role: "tool", tool_call_id: "call_1", content: "18C, sunny" },
+          { role: "user", content: "Thanks [[mock:tokens=3]]" },
+        ],
+        tools: [{
+          type: "function",
+          name: "weather",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+          strict: false,
+        }],
+      } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+      assert.equal(res.status, "completed");
+      await g.mock.idle();
+      const call = g.mock.stats.calls.find((c) => c.protocol === MOCK_PROTOCOL[u])!;
+      const sent = JSON.stringify(call.body);
+      // The tool call and its result reached the upstream in its own form.
+      if (u === "responses") {
+        const items = (call.body as { input: Record<string, unknown>[] }).input;
+        assert.deepEqual(items.map((i) => i.type ?? i.role), [
+          "system",
+          "user",
+          "function_call",
+          "function_call_output",
+          "user",
+        ]);
+        assert.match(sent, /"type":"input_text","text":"Weather in Paris\?"/);
+        assert.match(sent, /"call_id":"call_1","output":"18C, sunny"/);
+      } else if (u === "chat") {
+        assert.match(sent, /"role":"tool","tool_call_id":"call_1"/);
+        assert.match(sent, /"name":"weather"/);
+      } else {
+        assert.match(sent, /"type":"tool_use","id":"call_1","name":"weather"/);
+        assert.match(sent, /"type":"tool_result","tool_use_id":"call_1"/);
+      }
+      assert.match(sent, /Weather in Paris\?/);
+    }, opts);
+  });
+}

@@ -13,6 +13,7 @@
  * Every failure is a `GatewayError(400)` whose message names the field, e.g.
  * `input[2].content[0].image_url must be an http(s) URL or a data: URL`.
  */
+import { adoptChatForm } from "./chat_form.ts";
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
 import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
@@ -349,7 +350,7 @@ const STATEFUL: [field: string, why: string][] = [
 
 /**
  * Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field.
- * Returns the body itself (not a copy), typed.
+ * Returns the body itself (not a copy), typed, its chat-form input items rewritten.
  */
 export function validateResponsesRequest(body: unknown): ResponsesRequest {
   if (body !== null && typeof body === "object" && !Array.isArray(body)) {
@@ -363,6 +364,9 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
           "gateway is stateless; use stream: true for long generations",
       );
     }
+  }
+  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+    adoptChatForm(body as Record<string, unknown>);
   }
   const r = ResponsesRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0]));
