@@ -173,18 +173,7 @@ if (files.length === 0) {
  * and `model` (the generation's id and the slug) and the usage chunk (cost added).
  */
 function checkPassThrough(text: string): void {
-  const dec = createChatDecoder();
-  const ctx = { id: "gen-x", model: "openai/x", created: 1 };
-  const pt = createChatPassThrough(ctx);
-  const cost = { cost: 0.25, details: { upstream_inference_input_cost: 0.1 }, usage: {} };
-  let out = "";
-  for (const ev of sseEvents([text])) {
-    const evs: Event[] = [];
-    dec.event(ev, (e) => evs.push(e));
-    out += pt.raw(ev, evs);
-  }
-  dec.end(() => assert.fail("a recording ends cleanly"));
-  out += pt.end(cost);
+  const { out, ctx, cost } = passThrough(text, true);
   const before = sseEvents([text]);
   const after = sseEvents([out]);
   assert.equal(after.map((e) => e.raw).join(""), out);
@@ -210,6 +199,47 @@ function checkPassThrough(text: string): void {
   for (const call of expectedFromStream(text).tools) assert.ok(out.includes(call.id));
 }
 
+/** The recording through the pass-through, for a client that asked for a usage chunk or not. */
+function passThrough(text: string, includeUsage: boolean) {
+  const dec = createChatDecoder();
+  const ctx = {
+    id: "gen-x",
+    model: "openai/x",
+    created: 1,
+    clientBody: includeUsage ? { stream_options: { include_usage: true } } : {},
+  };
+  const pt = createChatPassThrough(ctx);
+  const cost = { cost: 0.25, details: { upstream_inference_input_cost: 0.1 }, usage: {} };
+  let out = "";
+  for (const ev of sseEvents([text])) {
+    const evs: Event[] = [];
+    dec.event(ev, (e) => evs.push(e));
+    out += pt.raw(ev, evs);
+  }
+  dec.end(() => assert.fail("a recording ends cleanly"));
+  out += pt.end(cost);
+  return { out, ctx, cost };
+}
+
+/**
+ * Without `include_usage` the recording's usage (cost added) rides its finish chunk: every
+ * chunk has a choice, the rest is forwarded as is.
+ */
+function checkUsageOnFinish(text: string): void {
+  const { out, ctx } = passThrough(text, false);
+  const before = sseEvents([text]).filter((e) => !/"choices":\[\]/.test(e.data));
+  const after = sseEvents([out]);
+  assert.equal(after.length, before.length);
+  assert.equal(after.at(-1)!.data, "[DONE]");
+  const chunks = after.slice(0, -1).map((e) => JSON.parse(e.data));
+  for (const c of chunks) assert.ok(c.choices.length > 0);
+  const last = chunks.at(-1);
+  assert.ok(last.choices[0].finish_reason);
+  assert.equal(last.usage.cost, 0.25);
+  assert.ok(last.usage.prompt_tokens > 0);
+  after.slice(0, -2).forEach((e, i) => assertForwarded(e, before[i], ctx));
+}
+
 /** Upstream error statuses → what the client gets on the chat endpoint. */
 const ERROR_STATUS: Record<number, number> = { 400: 400, 401: 502, 403: 403, 404: 502, 429: 429 };
 
@@ -232,6 +262,7 @@ for (const name of files) {
       const bytes = decodeStream(createChatDecoder(), text, "bytes");
       assert.deepEqual(bytes, whole);
       checkPassThrough(text);
+      checkUsageOnFinish(text);
     });
   } else {
     Deno.test(`openai chat replay: ${name}`, async () => {
