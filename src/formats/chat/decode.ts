@@ -8,6 +8,7 @@
  * the finish. Each SSE event is parsed with one `JSON.parse`; upstream schemas are read
  * leniently (only the fields used, any of them may be missing or null).
  */
+import { sealDetail } from "./reasoning_details.ts";
 import type { Emit, StreamDecoder } from "../codec.ts";
 import type { SseEvent } from "../sse.ts";
 import { GatewayError } from "../../http/gateway_error.ts";
@@ -81,20 +82,21 @@ class ChatFold {
     emit({ type: "reasoning_delta", delta });
   }
 
-  /** OpenRouter's `reasoning_details`: only signatures and encrypted reasoning are new here. */
+  /**
+   * OpenRouter's `reasoning_details`: only signatures and encrypted reasoning are new here,
+   * each sealed with the entry it came in, so that it can go back to OpenRouter as it was.
+   */
   reasoningDetails(details: unknown[], emit: Emit): void {
     for (const d of details) {
       const o = obj(d);
       if (!o) continue;
-      const signature = str(o.signature);
-      if (signature) {
+      if (str(o.signature)) {
         this.#openReasoning(emit);
-        emit({ type: "reasoning_signature", signature });
+        emit({ type: "reasoning_signature", signature: sealDetail(o) });
       }
-      const data = o.type === "reasoning.encrypted" ? str(o.data) : undefined;
-      if (data) {
+      if (o.type === "reasoning.encrypted" && str(o.data)) {
         this.#openReasoning(emit);
-        emit({ type: "reasoning_redacted", data });
+        emit({ type: "reasoning_redacted", data: sealDetail(o) });
       }
     }
   }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { openDetail } from "./reasoning_details.ts";
 import type { Event } from "../../events/event.ts";
 import { createChatDecoder, decodeChatBody } from "./decode.ts";
 import { CUTS, decodeStream, eventJson, parseGolden } from "./test_support.ts";
@@ -94,13 +95,18 @@ Deno.test("chat decoder: OpenRouter reasoning_details signatures and encrypted d
       "[DONE]",
     ),
   );
+  // Each value sealed with its entry, to go back to OpenRouter as it came.
+  const sig = events[3] as { signature: string };
+  const data = events[4] as { data: string };
   assert.deepEqual(events.slice(1, 6), [
     { type: "reasoning_start" },
     { type: "reasoning_delta", delta: "abc" },
-    { type: "reasoning_signature", signature: "sig1" },
-    { type: "reasoning_redacted", data: "ENC" },
+    { type: "reasoning_signature", signature: sig.signature },
+    { type: "reasoning_redacted", data: data.data },
     { type: "reasoning_end" },
   ]);
+  assert.deepEqual(openDetail(sig.signature), { type: "reasoning.text", signature: "sig1" });
+  assert.deepEqual(openDetail(data.data), { type: "reasoning.encrypted", data: "ENC" });
 });
 
 Deno.test("chat decoder: content and finish in one chunk close the block before finish", () => {

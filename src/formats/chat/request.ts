@@ -2,11 +2,13 @@
  * The chat request ⇄ the internal `TextRequest`, and the body sent to an openai-chat upstream
  * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
  */
+import { detailsOut } from "./reasoning_details.ts";
 import type {
   CacheControl,
   ImagePart,
   Message,
   Part,
+  ReasoningPart,
   ReasoningSettings,
   ResponseFormat,
   TextPart,
@@ -226,7 +228,15 @@ export function fromInternal(
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });
   for (const m of req.messages) {
     if (m.role === "user") pushUser(messages, m.parts);
-    else messages.push(assistantMessage(m.parts, options.openrouterReasoning === true));
+    else {
+      messages.push(
+        assistantMessage(
+          m.parts,
+          options.openrouterReasoning === true,
+          upstreamModel.startsWith("anthropic/"),
+        ),
+      );
+    }
   }
 
   const body: Obj = { model: upstreamModel, messages };
@@ -326,14 +336,17 @@ function pushUser(out: Obj[], parts: Part[]): void {
   out.push({ role: "user", content: onlyText ? rest[0].text : rest });
 }
 
-function assistantMessage(parts: Part[], withReasoning: boolean): Obj {
+function assistantMessage(parts: Part[], withReasoning: boolean, anthropicModel: boolean): Obj {
   const texts: TextPart[] = [];
   const calls: Obj[] = [];
+  const reasonings: ReasoningPart[] = [];
   let reasoning = "";
   for (const p of parts) {
     if (p.type === "text") texts.push(p);
-    else if (p.type === "reasoning") reasoning += p.text; // signatures are the vendor's own
-    else if (p.type === "tool_call") {
+    else if (p.type === "reasoning") {
+      reasoning += p.text;
+      reasonings.push(p);
+    } else if (p.type === "tool_call") {
       calls.push({
         id: p.id,
         type: "function",
@@ -344,6 +357,9 @@ function assistantMessage(parts: Part[], withReasoning: boolean): Obj {
   const msg: Obj = { role: "assistant", content: texts.length > 0 ? textContent(texts) : null };
   if (calls.length > 0) msg.tool_calls = calls;
   if (withReasoning && reasoning !== "") msg.reasoning = reasoning;
+  // OpenRouter's signed and encrypted reasoning goes back as it came (other vendors' own).
+  const details = withReasoning ? detailsOut(reasonings, anthropicModel) : [];
+  if (details.length > 0) msg.reasoning_details = details;
   return msg;
 }
 

@@ -5,11 +5,13 @@
  * client format, so it also enforces the vendor's rules that other formats do not have
  * (role alternation, tool results first, temperature range, thinking constraints).
  */
+import { forAnthropic } from "../chat/reasoning_details.ts";
 import type {
   CacheControl,
   ImagePart,
   Message,
   Part,
+  ReasoningPart,
   ReasoningSettings,
   TextPart,
   TextRequest,
@@ -328,7 +330,20 @@ function unsignedToolTurn(req: TextRequest): boolean {
   const m = req.messages.findLast((m) => m.role === "assistant");
   return m !== undefined &&
     m.parts.some((p) => p.type === "tool_call") &&
-    !m.parts.some((p) => p.type === "reasoning" && (p.signature || p.redacted));
+    !m.parts.some((p) => p.type === "reasoning" && anthropicReasoning(p).length > 0);
+}
+
+/**
+ * A reasoning part as Anthropic may be sent it: its own thinking block (signed) or redacted
+ * block; another vendor's (sealed OpenRouter entries of other formats) cannot be verified.
+ */
+function anthropicReasoning(p: ReasoningPart): Record<string, unknown>[] {
+  if (p.redacted !== undefined) {
+    const data = forAnthropic(p.redacted);
+    return data ? [{ type: "redacted_thinking", data }] : [];
+  }
+  const signature = forAnthropic(p.signature);
+  return signature ? [{ type: "thinking", thinking: p.text, signature }] : [];
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {
@@ -425,9 +440,7 @@ function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
       // Thinking is only ever replayed in assistant turns, and only Anthropic's own
       // (signed or redacted); another vendor's reasoning text cannot be verified, so it goes.
       if (role !== "assistant") return [];
-      if (p.redacted !== undefined) return [{ type: "redacted_thinking", data: p.redacted }];
-      if (p.signature) return [{ type: "thinking", thinking: p.text, signature: p.signature }];
-      return [];
+      return anthropicReasoning(p);
     case "tool_call":
       return [{
         type: "tool_use",

@@ -1,0 +1,80 @@
+/**
+ * OpenRouter's `reasoning_details` carried through clients of other formats.
+ *
+ * OpenRouter returns a model's signed or encrypted reasoning as `reasoning_details` entries
+ * (`reasoning.text` with a `signature`, `reasoning.encrypted` with `data`), each with the
+ * `format` of the vendor behind it and an `id`/`index`, and wants them back unmodified in the
+ * assistant turn (Gemini refuses a tool round whose thought signature is missing). A Claude
+ * client keeps them only as a thinking block's `signature` or a redacted block's `data`, so
+ * an entry travels there sealed: a prefix no vendor's value starts with, then the entry (all
+ * but its text) as base64url JSON. Sealed, it is never replayed to Anthropic as its own — but
+ * an entry whose `format` is Anthropic's holds a genuine Anthropic signature, which is.
+ */
+import { base64OfText, textOfBase64 } from "../../lib/base64.ts";
+import type { ReasoningPart } from "../../events/text_request.ts";
+import type { Obj } from "../json.ts";
+import { OPENAI_ENCRYPTED } from "../responses/sealed_reasoning.ts";
+
+const PREFIX = "tg.rd.";
+const ANTHROPIC_FORMAT = "anthropic-claude-v1";
+
+/** The fields of an entry a seal keeps (its text is the reasoning text the client has). */
+const KEPT = ["type", "format", "id", "index", "signature", "data"] as const;
+
+export function sealDetail(d: Obj): string {
+  const kept: Obj = {};
+  for (const k of KEPT) if (d[k] !== undefined && d[k] !== null) kept[k] = d[k];
+  const b64 = base64OfText(JSON.stringify(kept));
+  return PREFIX + b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The entry a seal holds; undefined for anything else (a raw value, a broken seal). */
+export function openDetail(v: string | undefined): Obj | undefined {
+  if (!v?.startsWith(PREFIX)) return undefined;
+  try {
+    const b64 = v.slice(PREFIX.length).replaceAll("-", "+").replaceAll("_", "/");
+    const d = JSON.parse(textOfBase64(b64));
+    return d !== null && typeof d === "object" && typeof d.type === "string" ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What Anthropic may be sent of a reasoning part's signature or redacted data: the value
+ * itself when it is raw (only Anthropic issues those to a Claude client), the sealed value
+ * when the entry is Anthropic's own (served through OpenRouter), else nothing.
+ */
+export function forAnthropic(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  if (!v.startsWith(PREFIX)) return v;
+  const d = openDetail(v);
+  if (d?.format !== ANTHROPIC_FORMAT) return undefined;
+  const inner = d.type === "reasoning.encrypted" ? d.data : d.signature;
+  return typeof inner === "string" && inner !== "" ? inner : undefined;
+}
+
+/**
+ * An assistant turn's `reasoning_details` for OpenRouter: every sealed entry as it came (with
+ * its part's text), and, when the model is Anthropic's, raw signatures and redacted data as
+ * Anthropic entries. Empty when the turn has none.
+ */
+export function detailsOut(parts: readonly ReasoningPart[], anthropicModel: boolean): Obj[] {
+  const out: Obj[] = [];
+  for (const p of parts) {
+    const value = p.redacted ?? p.signature;
+    if (!value) continue;
+    const sealed = openDetail(value);
+    if (sealed) {
+      out.push(sealed.type === "reasoning.text" ? { ...sealed, text: p.text } : sealed);
+    } else if (anthropicModel && !OPENAI_ENCRYPTED.test(value)) {
+      out.push(
+        p.redacted !== undefined
+          ? { type: "reasoning.encrypted", data: value, format: ANTHROPIC_FORMAT }
+          : { type: "reasoning.text", text: p.text, signature: value, format: ANTHROPIC_FORMAT },
+      );
+    }
+  }
+  out.forEach((d, i) => d.index ??= i);
+  return out;
+}

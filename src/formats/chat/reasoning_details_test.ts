@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import type { Event } from "../../events/event.ts";
+import { validateMessagesRequest } from "../messages/schema.ts";
+import * as messages from "../messages/request.ts";
+import { createMessagesEncoder } from "../messages/encode.ts";
+import { createChatDecoder } from "./decode.ts";
+import { fromInternal } from "./request.ts";
+import { detailsOut, forAnthropic, openDetail, sealDetail } from "./reasoning_details.ts";
+import { decodeStream } from "./test_support.ts";
+
+/** A Gemini tool round as OpenRouter streams it: signed text, an encrypted thought signature. */
+const GEMINI_DETAILS = [
+  {
+    type: "reasoning.text",
+    text: "Let me look",
+    signature: "gsig",
+    format: "google-gemini-v1",
+    index: 0,
+  },
+  { type: "reasoning.encrypted", data: "gENC", id: "tool_0", format: "google-gemini-v1", index: 1 },
+];
+
+function openRouterStream(): string {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "or1",
+        model: "g",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  return chunk({
+    role: "assistant",
+    reasoning: "Let me look",
+    reasoning_details: [GEMINI_DETAILS[0]],
+  }) +
+    chunk({ reasoning_details: [GEMINI_DETAILS[1]] }) +
+    chunk({
+      tool_calls: [{
+        index: 0,
+        id: "tool_0",
+        type: "function",
+        function: { name: "ls", arguments: "{}" },
+      }],
+    }, "tool_calls") + "data: [DONE]\n\n";
+}
+
+/** The Claude client's view: the messages stream's content blocks, folded. */
+function claudeBlocks(events: Event[]): Record<string, unknown>[] {
+  const enc = createMessagesEncoder({ id: "gen-1", model: "google/gemini-3.7-flash", created: 0 });
+  let text = "";
+  for (const e of events) text += enc.event(e);
+  text += enc.event({ type: "cost", cost: { cost: 0, details: {}, usage: {} } });
+  const blocks: Record<string, unknown>[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data: ")) continue;
+    const d = JSON.parse(line.slice(6));
+    if (d.type === "content_block_start") blocks[d.index] = { ...d.content_block };
+    if (d.type === "content_block_delta") {
+      const b = blocks[d.index];
+      if (d.delta.type === "thinking_delta") b.thinking = `${b.thinking ?? ""}${d.delta.thinking}`;
+      if (d.delta.type === "signature_delta") b.signature = d.delta.signature;
+      if (d.delta.type === "input_json_delta") {
+        b.partial = `${b.partial ?? ""}${d.delta.partial_json}`;
+      }
+    }
+  }
+  return blocks.map(({ partial, ...b }) =>
+    b.type === "tool_use" ? { ...b, input: JSON.parse(String(partial || "{}")) } : b
+  );
+}
+
+Deno.test("reasoning details: a Claude client's tool round on Gemini goes back to OpenRouter as it came", () => {
+  const events = decodeStream(createChatDecoder(), openRouterStream(), "whole");
+  const blocks = claudeBlocks(events);
+  // Claude Code sends the turn back as it got it, with the tool's result.
+  const req = messages.toInternal(
+    validateMessagesRequest({
+      model: "google/gemini-3.7-flash",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "list files" },
+        { role: "assistant", content: blocks },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "tool_0", content: "a.txt" }],
+        },
+      ],
+    }),
+    "google/gemini-3.7-flash",
+  );
+  const body = fromInternal(req, "google/gemini-3.7-flash", { openrouterReasoning: true });
+  const assistant = (body.messages as Record<string, unknown>[])[1];
+  assert.deepEqual(assistant.reasoning_details, GEMINI_DETAILS);
+  assert.equal(assistant.reasoning, "Let me look");
+
+  // The same turn to Anthropic: Gemini's signatures cannot be verified there, so they are not
+  // sent, and thinking stays off for the open tool round rather than earn a 400.
+  const toClaude = messages.fromInternal(
+    { ...req, reasoning: { effort: "high" } },
+    "claude-x",
+    64000,
+  );
+  const sent = JSON.stringify(toClaude);
+  assert.ok(!sent.includes('thinking"'), sent);
+  assert.ok(!sent.includes("redacted_thinking"), sent);
+  assert.equal(toClaude.thinking, undefined);
+});
+
+Deno.test("reasoning details: Anthropic's own entries through OpenRouter replay to Anthropic", () => {
+  const sig = sealDetail({
+    type: "reasoning.text",
+    signature: "EqAnth",
+    format: "anthropic-claude-v1",
+  });
+  const enc = sealDetail({
+    type: "reasoning.encrypted",
+    data: "RED",
+    format: "anthropic-claude-v1",
+  });
+  assert.equal(forAnthropic(sig), "EqAnth");
+  assert.equal(forAnthropic(enc), "RED");
+  assert.equal(forAnthropic("EqRaw"), "EqRaw"); // Anthropic's, issued directly
+  assert.equal(
+    forAnthropic(
+      sealDetail({ type: "reasoning.text", signature: "g", format: "google-gemini-v1" }),
+    ),
+    undefined,
+  );
+  assert.equal(forAnthropic("tg.rd.@@@"), undefined); // a broken seal
+  assert.equal(openDetail("EqRaw"), undefined);
+});
+
+Deno.test("reasoning details: raw signatures go to OpenRouter only for an Anthropic model", () => {
+  const parts = [
+    { type: "reasoning" as const, text: "t", signature: "EqRaw" },
+    { type: "reasoning" as const, text: "", redacted: "RED" },
+    { type: "reasoning" as const, text: "", redacted: "gAAAAAfernet" },
+    { type: "reasoning" as const, text: "plain" },
+  ];
+  assert.deepEqual(detailsOut(parts, true), [
+    {
+      type: "reasoning.text",
+      text: "t",
+      signature: "EqRaw",
+      format: "anthropic-claude-v1",
+      index: 0,
+    },
+    { type: "reasoning.encrypted", data: "RED", format: "anthropic-claude-v1", index: 1 },
+  ]);
+  assert.deepEqual(detailsOut(parts, false), []);
+});
