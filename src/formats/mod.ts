@@ -46,6 +46,8 @@ export const chat: ClientFormat = {
   // The spec's chat list names no 504 or 408: a provider that did not answer in time is a 502.
   clientError: timeoutAsProviderError,
   sameProtocol: "openai-chat",
+  // OpenAI's own upstreams get it as max_completion_tokens (toOpenAIDialect).
+  outputLimitField: "max_tokens",
   validate: (body) => void validateChatRequest(body),
   checkModel: (body, model) =>
     checkAgainstModel(body as ChatRequestBody, {
@@ -75,6 +77,7 @@ export const messagesFormat: ClientFormat = {
   name: "messages",
   envelope: "messages",
   sameProtocol: "anthropic-messages",
+  outputLimitField: "max_tokens",
   validate: (body) => void messages.validateMessagesRequest(body),
   checkModel: (body, model) => {
     checkMaxTokens(body.max_tokens, "max_tokens", model);
@@ -95,6 +98,7 @@ export const responsesFormat: ClientFormat = {
   name: "responses",
   envelope: "generic",
   sameProtocol: "openai-responses",
+  outputLimitField: "max_output_tokens",
   validate: (body) => void responses.validateResponsesRequest(body),
   checkModel: (body, model) => {
     checkMaxTokens(body.max_output_tokens, "max_output_tokens", model);

@@ -29,6 +29,8 @@ export interface ClientFormat {
   envelope: EnvelopeFamily;
   /** The upstream protocol that is this very format: requests to it pass through. */
   sameProtocol: Protocol;
+  /** The request field that limits the output (set when the gateway has to limit it). */
+  outputLimitField: string;
   /** The error as this endpoint answers it, where the spec's list for it differs. */
   clientError?(e: GatewayError): GatewayError;
   /** Throws a 400 GatewayError naming the field. */

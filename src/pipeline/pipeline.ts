@@ -33,8 +33,8 @@ import { type Candidate, candidatesFor } from "../providers/routing.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
+import { type Hold, reserve, textHold, tryReserve, webSearchAllowance } from "./quota.ts";
 import { Meter } from "./meter.ts";
-import { type Hold, reserve, textHold, webSearchAllowance } from "./quota.ts";
 import { recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
@@ -69,26 +69,7 @@ export async function handleText(
     const caller = await admit(req, app);
     const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
     const call = decodeAndRoute(format, body, caller, app);
-    hold = await reserve(app, caller, {
-      endpoint: format.name,
-      model: call.model.id,
-      stream: call.request.stream,
-      amount: textHold(
-        app,
-        // At the tier the estimated prompt falls in, and the time of day now.
-        call.candidates.map((c) =>
-          tieredPrices(
-            pricesFor(c, call.model),
-            tiersFor(c, call.model),
-            call.heldPromptTokens,
-            Date.now(),
-          )
-        ),
-        call.heldPromptTokens,
-        heldOutputTokens(call, app),
-        webSearchAllowance(call.body),
-      ),
-    });
+    hold = await reserveText(call, caller, app);
     return await runUpstream(call, hold, req, app, startedAt);
   } catch (e) {
     const err = isGatewayError(e) ? e : unexpected(e, app);
@@ -98,6 +79,59 @@ export async function handleText(
     }
     return renderError(format.envelope, format.clientError?.(err) ?? err, headers);
   }
+}
+
+/**
+ * Below this an answer is too short to be worth limiting a call to; a balance that does not
+ * cover this much output is refused (402) as before.
+ */
+export const OUTPUT_LIMIT_FLOOR_TOKENS = 4096;
+
+/**
+ * quota: the hold for a text call. A client that set no output limit is held for the model's
+ * whole output cap (hundreds of roubles on some models, for answers that cost kopecks); when
+ * the balance does not cover that, the call is limited to the most output it covers —
+ * halving, down to OUTPUT_LIMIT_FLOOR_TOKENS — rather than refused, and the upstream is asked
+ * for no more than that. A limit the client set is kept, and refused when not covered.
+ */
+async function reserveText(call: TextCall, caller: Caller, app: AppContext): Promise<Hold> {
+  // At the tier the estimated prompt falls in, and the time of day now.
+  const prices = call.candidates.map((c) =>
+    tieredPrices(
+      pricesFor(c, call.model),
+      tiersFor(c, call.model),
+      call.heldPromptTokens,
+      Date.now(),
+    )
+  );
+  const searches = webSearchAllowance(call.body);
+  const g = (output: number) => ({
+    endpoint: call.format.name,
+    model: call.model.id,
+    stream: call.request.stream,
+    amount: textHold(app, prices, call.heldPromptTokens, output, searches),
+  });
+  const full = heldOutputTokens(call, app);
+  const choices = typeof call.body.n === "number" ? call.body.n : 1;
+  if (call.request.maxTokens !== undefined || choices > 1 || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
+    return reserve(app, caller, g(full));
+  }
+  let output = full;
+  for (; output / 2 >= OUTPUT_LIMIT_FLOOR_TOKENS; output = Math.floor(output / 2)) {
+    const hold = await tryReserve(app, caller, g(output));
+    if (hold) return limitOutput(call, output, full, hold);
+  }
+  // The smallest worth trying; its 402 names the smallest hold.
+  return limitOutput(call, output, full, await reserve(app, caller, g(output)));
+}
+
+/** The call asks the upstream for at most `output` tokens (when below what it would have). */
+function limitOutput(call: TextCall, output: number, full: number, hold: Hold): Hold {
+  if (output < full) {
+    call.request.maxTokens = output;
+    call.body[call.format.outputLimitField] = output;
+  }
+  return hold;
 }
 
 function unexpected(e: unknown, app: AppContext): GatewayError {

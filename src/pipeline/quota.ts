@@ -20,6 +20,27 @@ export async function reserve(
   caller: Caller,
   g: { endpoint: string; model: string; stream: boolean; amount: bigint },
 ): Promise<Hold> {
+  const hold = await tryReserve(app, caller, g);
+  if (hold) return hold;
+  // A hold, not the price: clients that send no max_tokens are held for the model's whole
+  // output cap, which a modest balance may not cover though the answer would cost kopecks.
+  const basis = g.endpoint === "embeddings"
+    ? "(оценка по длине входа). Пополните баланс"
+    : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
+      "пополните баланс";
+  throw insufficientBalance(
+    undefined,
+    `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
+      `тоже учитывается.`,
+  );
+}
+
+/** As `reserve`, but undefined where funds (or the key's cap) fall short. */
+export async function tryReserve(
+  app: AppContext,
+  caller: Caller,
+  g: { endpoint: string; model: string; stream: boolean; amount: bigint },
+): Promise<Hold | undefined> {
   if (app.draining) {
     throw new GatewayError(503, "the gateway is shutting down; retry shortly", { retryAfter: 2 });
   }
@@ -41,20 +62,7 @@ export async function reserve(
       retryAfter: 2,
     });
   }
-  if (!ok) {
-    // A hold, not the price: clients that send no max_tokens are held for the model's whole
-    // output cap, which a modest balance may not cover though the answer would cost kopecks.
-    const basis = g.endpoint === "embeddings"
-      ? "(оценка по длине входа). Пополните баланс"
-      : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
-        "пополните баланс";
-    throw insufficientBalance(
-      undefined,
-      `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
-        `тоже учитывается.`,
-    );
-  }
-  return { generationId, amount: g.amount };
+  return ok ? { generationId, amount: g.amount } : undefined;
 }
 
 /**

@@ -1,0 +1,73 @@
+/**
+ * A client that sets no output limit is held for the model's whole output cap. When the
+ * balance does not cover that, the call runs limited to the most output the balance covers
+ * (halving the cap, not below 4 096 tokens) instead of a 402; a limit the client set is never
+ * changed, and a balance short of the smallest limit is still refused.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { nanoToRub } from "../../src/billing/money.ts";
+import { withGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { sdkError } from "../helpers/chat.ts";
+
+type Obj = Record<string, unknown>;
+
+/** A balance (roubles) worth `tokens` of the model's output, at its listed price and markup. */
+function worth(g: TestGateway, model: string, tokens: number): string {
+  const m = g.gw.ctx.catalogue.resolve(model)!;
+  const { usdRub, markupFactor } = g.gw.ctx.rates;
+  const usd = Number(m.pricing.completion) * tokens;
+  const rub = usd * Number(usdRub.n) / 10 ** usdRub.scale * Number(markupFactor.n) /
+    10 ** markupFactor.scale;
+  return rub.toFixed(6);
+}
+
+const sent = (g: TestGateway) => g.mock.stats.calls.at(-1)!.body as Obj;
+
+Deno.test("output limit: chat without max_tokens on a short balance runs limited, not refused", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-4o-mini";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    assert.equal(cap, 16384);
+    // Covers 3/4 of the cap: the call is limited to half of it.
+    const who = await g.account(worth(g, model, cap * 0.75));
+    const c = new OpenAI({ apiKey: who.key, baseURL: g.baseURL, maxRetries: 0 });
+    const r = await c.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "hi [[mock:tokens=3]]" }],
+    });
+    assert.equal(r.choices[0].finish_reason, "stop");
+    assert.equal(sent(g).max_completion_tokens, cap / 2);
+    await g.settled();
+    const a = (await g.store.getAccount(who.accountId))!;
+    assert.ok(a.balance >= 0n && nanoToRub(a.balance) < Number(worth(g, model, cap * 0.75)));
+
+    // A limit the client set is the client's: not covered, refused.
+    const e = await sdkError(c.chat.completions.create({
+      model,
+      max_tokens: cap,
+      messages: [{ role: "user", content: "hi" }],
+    }));
+    assert.equal(e.status, 402);
+  }));
+
+Deno.test("output limit: responses (Codex sends no max_output_tokens) runs limited; below the floor, 402", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-5.1";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    assert.ok(cap >= 32768, `cap ${cap}`);
+    const who = await g.account(worth(g, model, 20_000));
+    const c = new OpenAI({ apiKey: who.key, baseURL: g.baseURL, maxRetries: 0 });
+    const r = await c.responses.create({ model, input: "hi [[mock:tokens=3]]" });
+    assert.equal(r.status, "completed");
+    const limit = sent(g).max_output_tokens as number;
+    assert.ok(limit >= 4096 && limit <= 20_000 && limit * 2 > 20_000 - 4096, `limit ${limit}`);
+
+    const poor = await g.account(worth(g, model, 2_000));
+    const p = new OpenAI({ apiKey: poor.key, baseURL: g.baseURL, maxRetries: 0 });
+    const calls = g.mock.stats.calls.length;
+    const e = await sdkError(p.responses.create({ model, input: "hi" }));
+    assert.equal(e.status, 402);
+    assert.equal(g.mock.stats.calls.length, calls, "the upstream was not called");
+  }));
