@@ -97,26 +97,34 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
       }),
   );
 
-  Deno.test(`chat tools (${model}): the SDK's stream helper accumulates parseable arguments`, () =>
-    withGateway(async (g) => {
-      const stream = client(g).chat.completions.stream({
-        ...request(model, "[[mock:tools=2]]"),
-        stream_options: { include_usage: true },
-      });
-      const done: { name: string; args: unknown }[] = [];
-      stream.on("tool_calls.function.arguments.done", (e) => {
-        done.push({ name: e.name, args: e.parsed_arguments ?? JSON.parse(e.arguments) });
-      });
-      const final = await stream.finalChatCompletion();
-      const calls = final.choices[0].message.tool_calls ?? [];
-      assert.equal(final.choices[0].finish_reason, "tool_calls");
-      assert.equal(calls.length, 2);
-      for (const [i, c] of calls.entries()) {
-        assert.ok(c.type === "function");
-        assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
-      }
-      assert.deepEqual(done.map((d) => d.name), ["get_weather", "get_time"]);
-    }));
+  for (const includeUsage of [true, false]) {
+    Deno.test(`chat tools (${model}): the SDK's stream helper accumulates parseable arguments${includeUsage ? "" : " (usage on the finish chunk)"}`, () =>
+      streamHelper(model, includeUsage));
+  }
+}
+
+async function streamHelper(model: string, includeUsage: boolean) {
+  await withGateway(async (g) => {
+    const stream = client(g).chat.completions.stream({
+      ...request(model, "[[mock:tools=2]]"),
+      ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+    });
+    const done: { name: string; args: unknown }[] = [];
+    stream.on("tool_calls.function.arguments.done", (e) => {
+      done.push({ name: e.name, args: e.parsed_arguments ?? JSON.parse(e.arguments) });
+    });
+    const final = await stream.finalChatCompletion();
+    const calls = final.choices[0].message.tool_calls ?? [];
+    assert.equal(final.choices[0].finish_reason, "tool_calls");
+    assert.equal(calls.length, 2);
+    for (const [i, c] of calls.entries()) {
+      assert.ok(c.type === "function");
+      assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
+    }
+    assert.deepEqual(done.map((d) => d.name), ["get_weather", "get_time"]);
+    // Either way the final completion carries the usage and its cost.
+    assert.ok((final.usage as unknown as { cost: number }).cost > 0);
+  });
 }
 
 Deno.test("chat tools: a tool result turn goes back upstream and the model answers", () =>
