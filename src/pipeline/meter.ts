@@ -49,10 +49,15 @@ export class Meter {
   #report?: CostReport & { nano: bigint; source: Settlement["usageSource"] };
   #settled?: Promise<void>;
 
-  /** Wall-clock start, for prices by time of day: the tier in force when the call began. */
-  readonly #at = Date.now();
+  /**
+   * Wall-clock start, for prices by time of day: the tier in force when the call began (the
+   * meter itself starts when the upstream answers, which for a whole answer is minutes on).
+   */
+  readonly #at: number;
 
-  constructor(readonly call: MeterCall, private readonly deps: MeterDeps) {}
+  constructor(readonly call: MeterCall, private readonly deps: MeterDeps) {
+    this.#at = Date.now() - (performance.now() - call.startedAt);
+  }
 
   observe(e: Event): void {
     switch (e.type) {
