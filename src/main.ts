@@ -37,6 +37,7 @@ async function main() {
       operator = createOperatorHandler(ctx.store, {
         token: operatorToken,
         keyPrefix: cfg.KEY_PREFIX,
+        inMemory: (accountId) => ctx.quota.inMemory?.(accountId),
       });
       return [{
         method: "POST",

@@ -61,7 +61,13 @@ interface Command {
   options: string[];
   /** Positionals it takes after the command words. */
   positionals: string[];
-  run(store: Store, args: Args, cfg: { keyPrefix: string }): Promise<Out>;
+  run(store: Store, args: Args, cfg: AdminConfig): Promise<Out>;
+}
+
+export interface AdminConfig {
+  keyPrefix: string;
+  /** The running gateway's figures not in the store yet (its in-memory wallet's). */
+  inMemory?: (accountId: string) => { held: bigint; pending: bigint } | undefined;
 }
 
 type Out = { result: Record<string, unknown>; text: string };
@@ -72,7 +78,7 @@ const SWITCHES = new Set(["json", "help"]);
 export async function runAdmin(
   store: Store,
   argv: string[],
-  cfg: { keyPrefix: string },
+  cfg: AdminConfig,
 ): Promise<AdminReply> {
   try {
     const { words, opts, switches } = tokenize(argv);
@@ -431,18 +437,22 @@ const COMMANDS: Record<string, Command> = {
   "balance": {
     options: ["account"],
     positionals: [],
-    async run(store, args) {
+    async run(store, args, cfg) {
       const a = await account(store, required(args, "account"));
-      // Leases (PostgreSQL: instances admit requests against them) are part of held.
+      // Leases (PostgreSQL: instances admit requests against them) are part of held; the
+      // embedded gateway keeps its holds and its last settlements in memory.
       const leased = await store.leased(a.id);
+      const mem = cfg.inMemory?.(a.id) ?? { held: 0n, pending: 0n };
+      const balance = a.balance - mem.pending;
+      const held = a.held + mem.held;
       return {
         result: {
-          balance: nanoToRub(a.balance),
-          held: nanoToRub(a.held),
+          balance: nanoToRub(balance),
+          held: nanoToRub(held),
           leased: nanoToRub(leased),
         },
-        text: `balance ${rubText(a.balance)}, held ${rubText(a.held)} (leased by instances ` +
-          `${rubText(leased)}), available ${rubText(a.balance - a.held)}`,
+        text: `balance ${rubText(balance)}, held ${rubText(held)} (leased by instances ` +
+          `${rubText(leased)}), available ${rubText(balance - held)}`,
       };
     },
   },

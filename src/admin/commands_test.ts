@@ -306,3 +306,18 @@ for (const { name, open } of await testStores()) {
     }
   });
 }
+
+Deno.test("admin balance: a running gateway's holds and unwritten costs are counted", async () => {
+  const store = await (await testStores())[0].open();
+  try {
+    const a = await store.createAccount("m", 10_000_000_000n);
+    const inMemory = (id: string) =>
+      id === a.id ? { held: 3_000_000_000n, pending: 1_000_000_000n } : undefined;
+    const r = await runAdmin(store, ["balance", "--account", a.id], { keyPrefix: "tg", inMemory });
+    assert.ok(r.ok);
+    assert.deepEqual(r.result, { balance: 9, held: 3, leased: 0 });
+    assert.match(r.text, /available 6/);
+  } finally {
+    await store.close();
+  }
+});

@@ -11,7 +11,7 @@
  */
 import type { Store } from "../store/store.ts";
 import { NotFoundError } from "../store/errors.ts";
-import { CommandError, runAdmin } from "./commands.ts";
+import { type AdminConfig, CommandError, runAdmin } from "./commands.ts";
 
 /** An operator's argv is a few short words; anything larger is not from our CLI. */
 const BODY_BYTES_MAX = 64 * 1024;
@@ -22,7 +22,7 @@ export type OperatorReply =
 
 export function createOperatorHandler(
   store: Store,
-  cfg: { token: string; keyPrefix: string },
+  cfg: AdminConfig & { token: string },
 ): (req: Request, remoteAddr: string) => Promise<Response> {
   const expected = sha256(cfg.token);
   return async (req, remoteAddr) => {
@@ -43,7 +43,7 @@ export function createOperatorHandler(
       return reply(400, { ok: false, error: 'the body must be {"argv": ["command", …]}' });
     }
     try {
-      const r = await runAdmin(store, argv, { keyPrefix: cfg.keyPrefix });
+      const r = await runAdmin(store, argv, cfg);
       return r.ok ? reply(200, r) : reply(400, { ok: false, error: r.error, usage: r.usage });
     } catch (e) {
       const error = e instanceof Error ? e.message : String(e);

@@ -23,6 +23,11 @@ export interface Quota {
    * generations in flight (journal.ts); the others have nothing to do with it.
    */
   watch?(generationId: string, progress: () => Checkpoint): void;
+  /**
+   * What this process keeps for the account that the store does not show yet: holds of
+   * generations in flight and costs settled but not written (the embedded wallet's).
+   */
+  inMemory?(accountId: string): { held: bigint; pending: bigint };
   /** Writes everything pending. */
   flush(): Promise<void>;
   /** Writes everything pending and gives back what the wallet took from the store. */

@@ -49,6 +49,12 @@ export class MemoryQuota implements Quota {
     this.#journal = new Journal(store, () => this.#open.values(), (fn) => this.#batches.serial(fn));
   }
 
+  inMemory(accountId: string): { held: bigint; pending: bigint } {
+    let held = 0n;
+    for (const { g } of this.#open.values()) if (g.accountId === accountId) held += g.hold;
+    return { held, pending: this.#accounts.get(accountId)?.pending ?? 0n };
+  }
+
   async reserve(g: GenerationOpen): Promise<boolean> {
     await this.#batches.room();
     let a = this.#accounts.get(g.accountId);

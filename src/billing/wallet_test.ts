@@ -62,6 +62,29 @@ for (const { name, open: openStore } of await testStores()) {
     }
   });
 
+  Deno.test(`${name}: wallet tells what it keeps in memory: holds in flight, costs not yet written`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 10_000n);
+      const q = new MemoryQuota(store);
+      assert.deepEqual(q.inMemory(account.id), { held: 0n, pending: 0n });
+      assert.equal(await q.reserve(open(1_000n, "gen_m1")), true);
+      assert.equal(await q.reserve(open(2_000n, "gen_m2")), true);
+      assert.deepEqual(q.inMemory(account.id), { held: 3_000n, pending: 0n });
+      // Settled, not yet written: the hold is gone, the cost is pending.
+      const landed = q.settle(settlement("gen_m1", 400n));
+      assert.deepEqual(q.inMemory(account.id), { held: 2_000n, pending: 400n });
+      await landed;
+      assert.deepEqual(q.inMemory(account.id), { held: 2_000n, pending: 0n });
+      assert.equal((await store.getAccount(account.id))!.balance, 9_600n);
+      assert.deepEqual(q.inMemory("acc_other"), { held: 0n, pending: 0n });
+      await q.settle(settlement("gen_m2", 0n));
+      await q.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
   Deno.test(`${name}: wallet settles a generation once; a repeat is a no-op`, async () => {
     const store = await openStore();
     try {
