@@ -137,6 +137,22 @@ export class Catalogue {
     return this.#byId.get(slugOrAlias) ?? this.#aliases.get(slugOrAlias)?.target;
   }
 
+  /**
+   * The slug a bare upstream name most likely means ("claude-sonnet-4-5-20250929" →
+   * "anthropic/claude-sonnet-4.5", "gpt-4o" → "openai/gpt-4o"), for the 400 that refuses it
+   * to say so: clients such as Claude Code send their vendor's names until told otherwise.
+   */
+  suggest(name: string): string | undefined {
+    if (name.includes("/")) return undefined;
+    const base = name.toLowerCase()
+      .replace(/-(\d{8}|\d{4}-\d{2}-\d{2})$/, "") // a dated snapshot
+      .replace(/(\d)-(\d)(?=$|-)/g, "$1.$2"); // "4-5" as the catalogue spells it, "4.5"
+    for (const m of [...this.#generative, ...this.#embedding]) {
+      if (m.id.slice(m.id.indexOf("/") + 1) === base) return m.id;
+    }
+    return undefined;
+  }
+
   generative(): CatalogueModel[] {
     return this.#generative;
   }

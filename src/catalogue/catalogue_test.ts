@@ -210,3 +210,15 @@ Deno.test("load names the file and the field of a bad seed", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("suggest: a bare upstream name → the slug it most likely means; slugs and strangers → none", () => {
+  assert.equal(real.suggest("claude-sonnet-4-5-20250929"), "anthropic/claude-sonnet-4.5");
+  assert.equal(real.suggest("claude-haiku-4-5"), "anthropic/claude-haiku-4.5");
+  assert.equal(real.suggest("claude-opus-4-1-20250805"), "anthropic/claude-opus-4.1");
+  assert.equal(real.suggest("gpt-4o-mini"), "openai/gpt-4o-mini");
+  assert.equal(real.suggest("bge-base-en-v1.5"), "baai/bge-base-en-v1.5");
+  assert.equal(real.suggest("anthropic/claude-sonnet-4.5"), undefined);
+  assert.equal(real.suggest("no-such-model-9"), undefined);
+  // Never resolved for serving: the name stays unknown.
+  assert.equal(real.resolve("claude-sonnet-4-5-20250929"), undefined);
+});

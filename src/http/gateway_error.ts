@@ -39,11 +39,16 @@ export class GatewayError extends Error {
 export const badRequest = (message: string, code = "INVALID_REQUEST", type = "invalid_request") =>
   new GatewayError(400, message, { code, type });
 
-export const modelNotFound = (slug: string) =>
-  new GatewayError(400, `model not found: ${JSON.stringify(slug)}`, {
-    code: "MODEL_NOT_FOUND",
-    type: "invalid_model",
-  });
+/** `suggestion`: the catalogue slug a bare upstream name most likely meant. */
+export const modelNotFound = (slug: string, suggestion?: string) =>
+  new GatewayError(
+    400,
+    `model not found: ${JSON.stringify(slug)}` + (slug.includes("/") ? "" : (
+      "; models are named by catalogue slug (vendor/model, see GET /v1/models)" +
+      (suggestion ? `: did you mean ${JSON.stringify(suggestion)}?` : "")
+    )),
+    { code: "MODEL_NOT_FOUND", type: "invalid_model" },
+  );
 
 export const unauthorized = (message = "invalid or missing API key") =>
   new GatewayError(401, message, { code: "UNAUTHORIZED", type: "authentication_error" });

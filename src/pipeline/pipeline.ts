@@ -173,7 +173,7 @@ export function decodeAndRoute(
     throw badRequest("model is required: name a catalogue slug, or set a default model");
   }
   const model = app.catalogue.resolve(requestedModel);
-  if (!model) throw modelNotFound(requestedModel);
+  if (!model) throw modelNotFound(requestedModel, app.catalogue.suggest(requestedModel));
   if (model.kind === "embedding") {
     throw badRequest(
       `model ${JSON.stringify(requestedModel)} is an embedding model; use /v1/embeddings`,

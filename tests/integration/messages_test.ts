@@ -594,6 +594,19 @@ Deno.test("messages errors: 400 model not found for a bare upstream model name (
   });
 });
 
+Deno.test("messages errors: Claude Code's default model name gets a 400 naming the slug to use", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: "claude-sonnet-4-5-20250929",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    const body = await expectError(res, 400, "invalid_request_error");
+    assert.match(body.error.message, /did you mean "anthropic\/claude-sonnet-4\.5"\?/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
 Deno.test("messages errors: 401 authentication_error for a missing, unknown or revoked key", async () => {
   await withGateway(async (g) => {
     const body = { model: MODEL, max_tokens: 10, messages: [{ role: "user", content: "Hi" }] };

@@ -98,7 +98,7 @@ export function parseImagesRequest(
     throw badRequest(`prompt is longer than ${imagePromptCharsMax} characters`);
   }
   const model = catalogue.resolve(slug);
-  if (!model) throw modelNotFound(slug);
+  if (!model) throw modelNotFound(slug, catalogue.suggest(slug));
   if (!catalogue.outputsImages(model)) {
     throw badRequest(
       `model ${JSON.stringify(slug)} does not generate images; choose a model whose ` +
