@@ -143,3 +143,25 @@ Deno.test("web search: the hold covers the searches a request allows, so a balan
     assert.equal(ok.type, "message");
   }, { balanceRub: "15" });
 });
+
+Deno.test("web search (messages, OpenRouter chat upstream): Claude Code's search tool runs as OpenRouter's web plugin", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    // An OpenRouter-only model: the messages request is transcoded to OpenRouter's chat.
+    const model = "google/gemini-2.5-flash";
+    const r = await c.messages.create({
+      model,
+      max_tokens: 64,
+      tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 3 }],
+      messages: [{ role: "user", content: "news? [[mock:tokens=3]]" }],
+    });
+    assert.equal(r.stop_reason, "end_turn");
+    await g.mock.idle();
+    const call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "chat");
+    const body = call.body as Record<string, unknown>;
+    assert.deepEqual(body.plugins, [{ id: "web" }]);
+    // The server tool is not a function the model could call.
+    assert.equal(body.tools, undefined);
+  });
+});

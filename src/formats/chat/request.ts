@@ -255,6 +255,9 @@ export function fromInternal(
   if (req.seed !== undefined) body.seed = req.seed;
   if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
   if (req.tools !== undefined && req.tools.length > 0) body.tools = req.tools.map(toolToChat);
+  // A hosted search runs as OpenRouter's web plugin (its results come back as the answer's
+  // citations, its price in the cost OpenRouter reports); OpenAI's chat API has no such tool.
+  if (req.webSearch && options.openrouterReasoning) body.plugins = [{ id: "web" }];
   if (req.toolChoice !== undefined) {
     body.tool_choice = req.toolChoice.type === "tool"
       ? { type: "function", function: { name: req.toolChoice.name } }

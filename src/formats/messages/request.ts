@@ -21,6 +21,7 @@ import type {
   ToolResultPart,
   WebSearch,
 } from "../../events/text_request.ts";
+import { DEFAULT_WEB_SEARCHES } from "../../events/text_request.ts";
 import type {
   CacheControlParam,
   ContentBlockParam,
@@ -60,6 +61,8 @@ export function toInternal(body: MessagesRequest, model: string): TextRequest {
   const req: TextRequest = { model, system, messages, stream: body.stream === true };
   const tools = body.tools?.flatMap(toolToInternal);
   if (tools && tools.length > 0) req.tools = tools;
+  const search = body.tools?.find((t) => t.type?.startsWith("web_search_"));
+  if (search) req.webSearch = webSearchToInternal(search);
   if (body.tool_choice) {
     req.toolChoice = toolChoiceToInternal(body.tool_choice);
     if (body.tool_choice.disable_parallel_tool_use === true) req.parallelToolCalls = false;
@@ -174,6 +177,25 @@ function toolToInternal(t: ToolParam): Tool[] {
   if (t.description !== undefined) tool.description = t.description;
   if (t.strict === true) tool.strict = true;
   return [withCache(tool, t.cache_control)];
+}
+
+/**
+ * Anthropic's `web_search_*` server tool as the internal hosted search: Anthropic runs it
+ * itself (the body goes as sent); another upstream may run it its own way (OpenRouter's web
+ * plugin), and the hold covers `max_uses` searches either way.
+ */
+function webSearchToInternal(t: ToolParam): WebSearch {
+  const max = t.max_uses;
+  const out: WebSearch = {
+    maxUses: typeof max === "number" && Number.isInteger(max) && max >= 0
+      ? max
+      : DEFAULT_WEB_SEARCHES,
+  };
+  const domains = t.allowed_domains;
+  if (Array.isArray(domains) && domains.length > 0 && domains.every((d) => typeof d === "string")) {
+    out.allowedDomains = domains;
+  }
+  return out;
 }
 
 function toolChoiceToInternal(tc: ToolChoiceParam): ToolChoice {
