@@ -73,7 +73,8 @@ export function tieredPrices(
   const minute = d.getUTCHours() * 60 + d.getUTCMinutes();
   let out: PriceTable | undefined;
   for (const t of tiers) {
-    if (t.minPromptTokens !== undefined && promptTokens < t.minPromptTokens) continue;
+    // "Above": Anthropic's long-context price starts past 200 000 input tokens, not at it.
+    if (t.minPromptTokens !== undefined && promptTokens <= t.minPromptTokens) continue;
     if (t.window && !inWindow(t.window, minute)) continue;
     out = { ...(out ?? base), ...t.prices };
   }

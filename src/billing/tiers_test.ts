@@ -15,10 +15,10 @@ const BY_HOUR = [
 ];
 const at = (hhmm: string) => Date.parse(`2026-11-24T${hhmm}:00Z`);
 
-Deno.test("tiers: by prompt size, the largest tier reached wins; below all, the base table", () => {
+Deno.test("tiers: by prompt size, the largest tier passed wins; up to the first, the base table", () => {
   const noon = at("12:00");
-  assert.equal(tieredPrices(BASE, BY_SIZE, 31_999, noon), BASE);
-  assert.deepEqual(tieredPrices(BASE, BY_SIZE, 32_000, noon), {
+  assert.equal(tieredPrices(BASE, BY_SIZE, 32_000, noon), BASE);
+  assert.deepEqual(tieredPrices(BASE, BY_SIZE, 32_001, noon), {
     ...BASE,
     prompt: "0.000004",
     completion: "0.00002",

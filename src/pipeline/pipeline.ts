@@ -8,6 +8,7 @@
  * endpoint's envelope. After the upstream answers, failures travel down the stream as
  * `error` events so the meter still settles.
  */
+import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
@@ -92,7 +93,10 @@ export const OUTPUT_LIMIT_FLOOR_TOKENS = 4096;
  * whole output cap (hundreds of roubles on some models, for answers that cost kopecks); when
  * the balance does not cover that, the call is limited to the most output it covers —
  * halving, down to OUTPUT_LIMIT_FLOOR_TOKENS — rather than refused, and the upstream is asked
- * for no more than that. A limit the client set is kept, and refused when not covered.
+ * for no more than that. At the floor, a hosted search whose count the client left open
+ * (Codex declares responses' `web_search` on every call, held for 10 searches) is held, and
+ * capped where the upstream takes a cap, for fewer. A limit the client set is kept, and
+ * refused when not covered.
  */
 async function reserveText(call: TextCall, caller: Caller, app: AppContext): Promise<Hold> {
   // At the tier the estimated prompt falls in, and the time of day now.
@@ -104,8 +108,8 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
       Date.now(),
     )
   );
-  const searches = webSearchAllowance(call.body);
-  const g = (output: number) => ({
+  const allSearches = webSearchAllowance(call.body);
+  const g = (output: number, searches = allSearches) => ({
     endpoint: call.format.name,
     model: call.model.id,
     stream: call.request.stream,
@@ -116,20 +120,43 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
   if (call.request.maxTokens !== undefined || choices > 1 || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
     return reserve(app, caller, g(full));
   }
-  let output = full;
-  for (; output / 2 >= OUTPUT_LIMIT_FLOOR_TOKENS; output = Math.floor(output / 2)) {
-    const hold = await tryReserve(app, caller, g(output));
-    if (hold) return limitOutput(call, output, full, hold);
+  // Output: the cap, halved while above the floor, then the floor itself.
+  const steps: [output: number, searches: number][] = [];
+  for (let o = full; o > OUTPUT_LIMIT_FLOOR_TOKENS; o = Math.floor(o / 2)) {
+    steps.push([o, allSearches]);
+  }
+  steps.push([OUTPUT_LIMIT_FLOOR_TOKENS, allSearches]);
+  if (call.request.webSearch && allSearches === DEFAULT_WEB_SEARCHES) {
+    for (const s of [3, 1]) if (s < allSearches) steps.push([OUTPUT_LIMIT_FLOOR_TOKENS, s]);
+  }
+  for (const [output, searches] of steps.slice(0, -1)) {
+    const hold = await tryReserve(app, caller, g(output, searches));
+    if (hold) return limitOutput(call, output, full, searches, allSearches, hold);
   }
   // The smallest worth trying; its 402 names the smallest hold.
-  return limitOutput(call, output, full, await reserve(app, caller, g(output)));
+  const [output, searches] = steps[steps.length - 1];
+  const hold = await reserve(app, caller, g(output, searches));
+  return limitOutput(call, output, full, searches, allSearches, hold);
 }
 
-/** The call asks the upstream for at most `output` tokens (when below what it would have). */
-function limitOutput(call: TextCall, output: number, full: number, hold: Hold): Hold {
+/**
+ * The call asks the upstream for at most `output` tokens and `searches` searches (where it
+ * takes a cap: Anthropic's `max_uses`), when below what it would have asked.
+ */
+function limitOutput(
+  call: TextCall,
+  output: number,
+  full: number,
+  searches: number,
+  allSearches: number,
+  hold: Hold,
+): Hold {
   if (output < full) {
     call.request.maxTokens = output;
     call.body[call.format.outputLimitField] = output;
+  }
+  if (searches < allSearches && call.request.webSearch) {
+    call.request.webSearch = { ...call.request.webSearch, maxUses: searches };
   }
   return hold;
 }

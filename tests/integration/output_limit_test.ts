@@ -71,3 +71,50 @@ Deno.test("output limit: responses (Codex sends no max_output_tokens) runs limit
     assert.equal(e.status, 402);
     assert.equal(g.mock.stats.calls.length, calls, "the upstream was not called");
   }));
+
+/** Roubles for `usd` at the gateway's rates, markup included. */
+function rub(g: TestGateway, usd: number): string {
+  const { usdRub, markupFactor } = g.gw.ctx.rates;
+  return (usd * Number(usdRub.n) / 10 ** usdRub.scale * Number(markupFactor.n) /
+    10 ** markupFactor.scale).toFixed(6);
+}
+
+/** USD of `output` tokens and `searches` held searches (each with 20 000 input tokens). */
+function usdOf(g: TestGateway, model: string, output: number, searches: number): number {
+  const p = g.gw.ctx.catalogue.resolve(model)!.pricing;
+  return output * Number(p.completion) +
+    searches * (Number(p.web_search ?? 0) + 20_000 * Number(p.prompt));
+}
+
+Deno.test("output limit: the floor itself (4 096) is tried, not only halvings of the cap", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-5.1";
+    const who = await g.account(rub(g, usdOf(g, model, 5_000, 0)));
+    const c = new OpenAI({ apiKey: who.key, baseURL: g.baseURL, maxRetries: 0 });
+    const r = await c.responses.create({ model, input: "hi [[mock:tokens=3]]" });
+    assert.equal(r.status, "completed");
+    assert.equal(sent(g).max_output_tokens, 4096);
+  }));
+
+for (const model of ["openai/gpt-5.1", "anthropic/claude-sonnet-4.5"]) {
+  Deno.test(`output limit (${model}): Codex's open web_search is held, and capped, for fewer searches at the floor`, () =>
+    withGateway(async (g) => {
+      // Covers the floor's output and two searches, not ten.
+      const who = await g.account(rub(g, usdOf(g, model, 4096, 2)));
+      const c = new OpenAI({ apiKey: who.key, baseURL: g.baseURL, maxRetries: 0 });
+      const r = await c.responses.create({
+        model,
+        input: "news? [[mock:tokens=3]]",
+        tools: [{ type: "web_search" }],
+      });
+      assert.equal(r.status, "completed");
+      const body = sent(g);
+      if (model.startsWith("anthropic/")) {
+        assert.equal(body.max_tokens, 4096);
+        const search = (body.tools as Obj[]).find((t) => t.name === "web_search")!;
+        assert.equal(search.max_uses, 1);
+      } else {
+        assert.equal(body.max_output_tokens, 4096);
+      }
+    }));
+}

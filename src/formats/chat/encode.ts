@@ -30,6 +30,9 @@ import { addCost, usageToChat } from "./usage.ts";
 import { type Obj, parseObject } from "../json.ts";
 
 const DONE = "data: [DONE]\n\n";
+/** A chunk that finishes a choice, or one with no choices at all (as the upstream spells it). */
+const FINISHES = /"finish_reason"\s*:\s*"/;
+const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 
 /** The client asked not to see reasoning (OpenRouter `reasoning.exclude`, `include_reasoning`). */
 function reasoningExcluded(body: Obj | undefined): boolean {
@@ -292,8 +295,15 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
           finished = finishToChat(e.reason);
         }
       }
-      ev = rewrite(ev);
       const content = carriesContent(events);
+      if (usageOnFinish && !usage && !content) {
+        // The decoder reads one choice: a later choice's finish (`n` > 1) is seen here. And a
+        // chunk without choices (Azure's content-filter report) is one the client, which
+        // asked for no usage chunk, may not expect.
+        if (EMPTY_CHOICES.test(ev.data)) return "";
+        if (!finish && FINISHES.test(ev.data)) finish = true;
+      }
+      ev = rewrite(ev);
       if (usage && !content) {
         // A held finish chunk stays, to carry this usage; an earlier usage chunk goes out.
         const out = held ? release() : "";

@@ -632,3 +632,32 @@ Deno.test("chat pass-through, no include_usage: a usage chunk with choices keeps
   assert.equal(chunks[1].usage, undefined);
   assert.equal(chunks[2].usage.cost, 1.234567891);
 });
+
+Deno.test("chat pass-through, no include_usage: n = 2 puts the usage on the last finish; a chunk without choices is dropped", () => {
+  const frame = (o: unknown) =>
+    `data: ${JSON.stringify({ id: "u1", model: "up", ...o as object })}\n\n`;
+  const choice = (index: number, delta: unknown, finish: string | null = null) => ({
+    index,
+    delta,
+    finish_reason: finish,
+  });
+  const text = frame({ choices: [], prompt_filter_results: [] }) +
+    frame({ choices: [choice(0, { content: "a" })] }) +
+    frame({ choices: [choice(1, { content: "b" })] }) +
+    frame({ choices: [choice(0, {}, "stop")] }) +
+    frame({ choices: [choice(1, {}, "length")] }) +
+    frame({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 2 } }) +
+    "data: [DONE]\n\n";
+  const cost = costOf({ input: 2, output: 2 });
+  const out = passThrough(text, cost, BARE);
+  const chunks = sseEvents([out]).slice(0, -1).map((e) => JSON.parse(e.data));
+  for (const c of chunks) assert.ok(c.choices.length > 0, JSON.stringify(c));
+  assert.deepEqual(
+    chunks.map((c) => c.choices[0].finish_reason ?? null),
+    [null, null, "stop", "length"],
+  );
+  const last = chunks.at(-1);
+  assert.equal(last.choices[0].index, 1);
+  assert.equal(last.usage.cost, cost.cost);
+  assert.equal(chunks.filter((c) => c.usage).length, 1);
+});

@@ -68,11 +68,15 @@ function rewrite(it: Obj, at: number): Obj[] {
       if (!isObj(tc) || typeof tc.id !== "string" || !fn || typeof fn.name !== "string") {
         throw badRequest(`input[${at}].tool_calls[${i}] needs id and function.name`);
       }
+      // As chat takes them: a JSON text (an object would be a guess at its serialisation).
+      if (fn.arguments !== undefined && typeof fn.arguments !== "string") {
+        throw badRequest(`input[${at}].tool_calls[${i}].function.arguments must be a string`);
+      }
       out.push({
         type: "function_call",
         call_id: tc.id,
         name: fn.name,
-        arguments: typeof fn.arguments === "string" ? fn.arguments : "{}",
+        arguments: fn.arguments ?? "{}",
       });
     });
   }

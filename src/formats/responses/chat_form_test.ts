@@ -66,4 +66,8 @@ Deno.test("chat form: a tool message without its call id, or a call without a na
     { role: "assistant", tool_calls: [{ id: "c", function: {} }] },
     /input\[1\]\.tool_calls\[0\] needs id and function\.name/,
   );
+  bad(
+    { role: "assistant", tool_calls: [{ id: "c", function: { name: "f", arguments: { q: 1 } } }] },
+    /input\[1\]\.tool_calls\[0\]\.function\.arguments must be a string/,
+  );
 });
