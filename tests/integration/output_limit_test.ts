@@ -13,14 +13,23 @@ import { sdkError } from "../helpers/chat.ts";
 
 type Obj = Record<string, unknown>;
 
+/** Roubles for `usd` at the gateway's rates, markup included. */
+function rub(g: TestGateway, usd: number): string {
+  const { usdRub, markupFactor } = g.gw.ctx.rates;
+  return (usd * Number(usdRub.n) / 10 ** usdRub.scale * Number(markupFactor.n) /
+    10 ** markupFactor.scale).toFixed(6);
+}
+
+/** USD of `output` tokens and `searches` held searches (each with 20 000 input tokens). */
+function usdOf(g: TestGateway, model: string, output: number, searches: number): number {
+  const p = g.gw.ctx.catalogue.resolve(model)!.pricing;
+  return output * Number(p.completion) +
+    searches * (Number(p.web_search ?? 0) + 20_000 * Number(p.prompt));
+}
+
 /** A balance (roubles) worth `tokens` of the model's output, at its listed price and markup. */
 function worth(g: TestGateway, model: string, tokens: number): string {
-  const m = g.gw.ctx.catalogue.resolve(model)!;
-  const { usdRub, markupFactor } = g.gw.ctx.rates;
-  const usd = Number(m.pricing.completion) * tokens;
-  const rub = usd * Number(usdRub.n) / 10 ** usdRub.scale * Number(markupFactor.n) /
-    10 ** markupFactor.scale;
-  return rub.toFixed(6);
+  return rub(g, usdOf(g, model, tokens, 0));
 }
 
 const sent = (g: TestGateway) => g.mock.stats.calls.at(-1)!.body as Obj;
@@ -71,20 +80,6 @@ Deno.test("output limit: responses (Codex sends no max_output_tokens) runs limit
     assert.equal(e.status, 402);
     assert.equal(g.mock.stats.calls.length, calls, "the upstream was not called");
   }));
-
-/** Roubles for `usd` at the gateway's rates, markup included. */
-function rub(g: TestGateway, usd: number): string {
-  const { usdRub, markupFactor } = g.gw.ctx.rates;
-  return (usd * Number(usdRub.n) / 10 ** usdRub.scale * Number(markupFactor.n) /
-    10 ** markupFactor.scale).toFixed(6);
-}
-
-/** USD of `output` tokens and `searches` held searches (each with 20 000 input tokens). */
-function usdOf(g: TestGateway, model: string, output: number, searches: number): number {
-  const p = g.gw.ctx.catalogue.resolve(model)!.pricing;
-  return output * Number(p.completion) +
-    searches * (Number(p.web_search ?? 0) + 20_000 * Number(p.prompt));
-}
 
 Deno.test("output limit: the floor itself (4 096) is tried, not only halvings of the cap", () =>
   withGateway(async (g) => {
