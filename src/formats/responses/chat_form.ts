@@ -43,7 +43,7 @@ function chatForm(it: unknown): boolean {
   if (!isObj(it) || (it.type !== undefined && it.type !== null && it.type !== "message")) {
     return false;
   }
-  if (it.role === "tool" || Array.isArray(it.tool_calls)) return true;
+  if (it.role === "tool" || (it.tool_calls !== undefined && it.tool_calls !== null)) return true;
   return Array.isArray(it.content) &&
     it.content.some((p) => isObj(p) && CHAT_PARTS.has(p.type as string));
 }
@@ -51,15 +51,22 @@ function chatForm(it: unknown): boolean {
 /** The Responses items one chat-form message becomes. */
 function rewrite(it: Obj, at: number): Obj[] {
   const { tool_calls: calls, tool_call_id: callId, ...rest } = it;
+  // Errors name the fields as the client wrote them, not as they would have been rewritten.
+  const c = it.content;
+  if (c !== undefined && c !== null && typeof c !== "string" && !Array.isArray(c)) {
+    throw badRequest(`input[${at}].content must be a string or an array of parts`);
+  }
   if (it.role === "tool") {
     if (typeof callId !== "string" || callId === "") {
       throw badRequest(`input[${at}] is a tool message without tool_call_id`);
     }
     return [{ type: "function_call_output", call_id: callId, output: content(it.content, false) }];
   }
+  if (calls !== undefined && calls !== null && !Array.isArray(calls)) {
+    throw badRequest(`input[${at}].tool_calls must be an array`);
+  }
   const assistant = it.role === "assistant";
   const out: Obj[] = [];
-  const c = it.content;
   const empty = c === undefined || c === null || c === "" || (Array.isArray(c) && c.length === 0);
   if (!empty) out.push({ ...rest, content: content(c, assistant) });
   if (Array.isArray(calls)) {

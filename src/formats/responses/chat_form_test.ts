@@ -62,6 +62,11 @@ Deno.test("chat form: a tool message without its call id, or a call without a na
       return true;
     });
   bad({ role: "tool", content: "x" }, /input\[1\] is a tool message without tool_call_id/);
+  bad({ role: "tool", tool_call_id: "c", content: { a: 1 } }, /input\[1\]\.content must be/);
+  bad(
+    { role: "assistant", content: null, tool_calls: { id: "c" } },
+    /input\[1\]\.tool_calls must be an array/,
+  );
   bad(
     { role: "assistant", tool_calls: [{ id: "c", function: {} }] },
     /input\[1\]\.tool_calls\[0\] needs id and function\.name/,
