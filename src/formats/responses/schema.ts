@@ -81,9 +81,30 @@ export type ContentPart =
   | z.infer<typeof Refusal>
   | z.infer<typeof OtherPart>;
 
-/** A content part of a known type is checked against that type, any other is kept. */
+/**
+ * The Responses API's other part types: passed on to a responses upstream as sent (another
+ * upstream has no counterpart for them, and they are left out there).
+ */
+const OTHER_PART_TYPES = new Set(["input_audio", "summary_text", "reasoning_text"]);
+
+/**
+ * A content part of a known type is checked against that type; one of another Responses type
+ * is kept; any other type is refused, as the Responses API refuses it (sent to another
+ * upstream it would vanish, and the turn with it).
+ */
 const Part = z.looseObject({ type: z.string() }).check((ctx) => {
-  if (Object.hasOwn(KNOWN_PARTS, ctx.value.type)) forward(ctx, KNOWN_PARTS[ctx.value.type]);
+  const type = ctx.value.type;
+  if (Object.hasOwn(KNOWN_PARTS, type)) forward(ctx, KNOWN_PARTS[type]);
+  else if (!OTHER_PART_TYPES.has(type)) {
+    ctx.issues.push({
+      code: "custom",
+      message: `${JSON.stringify(type)} is not a content part type; use one of ` +
+        [...Object.keys(KNOWN_PARTS), ...OTHER_PART_TYPES].map((t) => JSON.stringify(t))
+          .join(", "),
+      input: ctx.value,
+      path: ["type"],
+    });
+  }
 }) as unknown as z.ZodType<ContentPart>;
 
 const content = z.union([z.string(), z.array(Part)]);

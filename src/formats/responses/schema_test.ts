@@ -202,3 +202,22 @@ Deno.test("schema: the recorded SDK responses requests are valid", {
   assert.ok(bodies.length > 0);
   for (const r of bodies) validateResponsesRequest(r.body);
 });
+
+Deno.test("responses schema: a content part of no Responses type is refused, naming the types", () => {
+  assert.throws(
+    () =>
+      validateResponsesRequest({
+        model: "m",
+        input: [{ role: "user", content: [{ type: "banana", text: "x" }] }],
+      }),
+    /input\[0\]\.content\[0\]\.type "banana" is not a content part type; use one of "input_text"/,
+  );
+  // The Responses API's other types go on as sent.
+  validateResponsesRequest({
+    model: "m",
+    input: [{
+      role: "user",
+      content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }],
+    }],
+  });
+});
