@@ -80,9 +80,18 @@ async function runEmbedded(
     if (reply) return reply;
   }
   // No server answers: open the directory ourselves, unless some live process holds it.
+  const fresh = !(await Deno.stat(`${dataDir}/pg`).then(() => true, () => false));
   const release = await acquireDirLock(dataDir);
   try {
     return await runLocal(() => openStore({ dataDir }), argv, keyPrefix);
+  } catch (e) {
+    // A command that failed on a directory this very run created most likely looked in the
+    // wrong place (a server started with another DATA_DIR): say where it looked.
+    if (!fresh) throw e;
+    const error = e instanceof Error ? e.message : String(e);
+    throw new Error(
+      `${error} (${dataDir} held no gateway data before this command: is DATA_DIR the gateway's?)`,
+    );
   } finally {
     await release();
   }

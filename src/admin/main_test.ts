@@ -61,6 +61,17 @@ Deno.test("cli embedded without a server: opens DATA_DIR itself; exit 0 / 2 / 1"
   });
 });
 
+Deno.test("cli embedded: a failure on a directory with no data yet says where it looked", async () => {
+  await withDataDir(async (dir) => {
+    const a = io({ DATA_DIR: `${dir}/elsewhere` });
+    assert.equal(await cli(["balance", "--account", "acc_x"], a.io), 1);
+    assert.match(
+      a.err[0],
+      /no such account: acc_x \(.*elsewhere held no gateway data before this command: is DATA_DIR the gateway's\?\)/,
+    );
+  });
+});
+
 Deno.test("cli embedded: a directory held by another process is refused", async () => {
   await withDataDir(async (dir) => {
     const release = await acquireDirLock(dir);
