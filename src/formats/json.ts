@@ -21,6 +21,10 @@ export const num = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isFinite(v) ? v : undefined;
 
 /** JSON text that holds an object → that object; anything else (or no JSON) → undefined. */
+/** A non-empty array of strings, or undefined (a list a field may carry, such as domains). */
+export const strings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string") ? v : undefined;
+
 export function parseObject(text: string): Obj | undefined {
   try {
     return obj(JSON.parse(text));

@@ -35,7 +35,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from "./schema.ts";
-import { isObject, parseObject } from "../json.ts";
+import { isObject, parseObject, strings } from "../json.ts";
 import { base64OfText } from "../../lib/base64.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -191,10 +191,8 @@ function webSearchToInternal(t: ToolParam): WebSearch {
       ? max
       : DEFAULT_WEB_SEARCHES,
   };
-  const domains = t.allowed_domains;
-  if (Array.isArray(domains) && domains.length > 0 && domains.every((d) => typeof d === "string")) {
-    out.allowedDomains = domains;
-  }
+  const domains = strings(t.allowed_domains);
+  if (domains) out.allowedDomains = domains;
   return out;
 }
 

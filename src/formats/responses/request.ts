@@ -49,6 +49,7 @@ import type {
 } from "./schema.ts";
 import { isSealedReasoning, OPENAI_ENCRYPTED, openSealedReasoning } from "./sealed_reasoning.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
+import { strings } from "../json.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -323,10 +324,8 @@ function webSearchOf(tools: unknown): WebSearch | undefined {
   const t = (tools as Obj[]).find((t) => WEB_SEARCH_TOOLS.has(t?.type as string));
   if (!t) return undefined;
   const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
-  const domains = (t.filters as Obj | null | undefined)?.allowed_domains;
-  if (Array.isArray(domains) && domains.length > 0 && domains.every((d) => typeof d === "string")) {
-    out.allowedDomains = domains;
-  }
+  const domains = strings((t.filters as Obj | null | undefined)?.allowed_domains);
+  if (domains) out.allowedDomains = domains;
   const loc = t.user_location as Obj | null | undefined;
   if (loc && typeof loc === "object") {
     const where: NonNullable<WebSearch["userLocation"]> = {};
