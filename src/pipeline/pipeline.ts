@@ -242,15 +242,41 @@ export function decodeAndRoute(
 
 /**
  * What a transcoded request may ask of the model: reasoning settings only where the model
- * takes them (OpenAI answers 400 to `reasoning_effort` on other models), and no more output
- * than the model's stated cap (Claude Code asks 32 000 of every model). Pass-through
- * requests keep the client's own fields; this shapes the internal form only.
+ * takes them (OpenAI answers 400 to `reasoning_effort` on other models), sampling settings
+ * only where the model lists them (OpenAI's reasoning models answer 400 to `temperature`,
+ * `top_p` and `stop`, which a Claude client may well send), and no more output than the
+ * model's stated cap (Claude Code asks 32 000 of every model). Pass-through requests keep the
+ * client's own fields; this shapes the internal form only.
  */
+/** Internal sampling settings and the catalogue's names for them (`supported_parameters`). */
+const SAMPLING_PARAMS: [SamplingField, string][] = [
+  ["temperature", "temperature"],
+  ["topP", "top_p"],
+  ["topK", "top_k"],
+  ["stop", "stop"],
+  ["frequencyPenalty", "frequency_penalty"],
+  ["presencePenalty", "presence_penalty"],
+  ["seed", "seed"],
+];
+type SamplingField =
+  | "temperature"
+  | "topP"
+  | "topK"
+  | "stop"
+  | "frequencyPenalty"
+  | "presencePenalty"
+  | "seed";
+
 function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
   const reasons = model.supported_parameters.some((p) =>
     p === "reasoning" || p === "include_reasoning" || p === "reasoning_effort"
   );
   if (req.reasoning && !reasons) req.reasoning = undefined;
+  for (const [field, param] of SAMPLING_PARAMS) {
+    if (req[field] !== undefined && !model.supported_parameters.includes(param)) {
+      req[field] = undefined;
+    }
+  }
   const cap = model.max_completion_tokens;
   if (cap && req.maxTokens !== undefined && req.maxTokens > cap) req.maxTokens = cap;
   return req;

@@ -414,3 +414,31 @@ Deno.test("cross-format: a PDF reaches a model of another format as that format'
     }
   }, { withoutKeys: ["OPENROUTER_API_KEY"] });
 });
+
+Deno.test("cross-format: sampling settings go only to a model that lists them (OpenAI's reasoning models refuse them)", async () => {
+  await withGateway(async (g) => {
+    const ask = (model: string) =>
+      anthropic(g).messages.create({
+        model,
+        max_tokens: 32,
+        temperature: 0.5,
+        top_p: 0.9,
+        top_k: 40,
+        stop_sequences: ["END"],
+        messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+        // The SDK's newest types leave the sampling fields out; the API still takes them.
+      } as unknown as Anthropic.MessageCreateParamsNonStreaming);
+    const sent = () => g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
+    // gpt-5.1 lists none of them.
+    await ask("openai/gpt-5.1");
+    for (const k of ["temperature", "top_p", "top_k", "stop"]) {
+      assert.equal(sent()[k], undefined, k);
+    }
+    // Gemini (through OpenRouter) lists temperature, top_p and stop, not top_k.
+    await ask("google/gemini-2.5-flash");
+    assert.equal(sent().temperature, 0.5);
+    assert.equal(sent().top_p, 0.9);
+    assert.deepEqual(sent().stop, ["END"]);
+    assert.equal(sent().top_k, undefined);
+  });
+});
