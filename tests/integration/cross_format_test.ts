@@ -442,3 +442,55 @@ Deno.test("cross-format: sampling settings go only to a model that lists them (O
     assert.equal(sent().top_k, undefined);
   });
 });
+
+Deno.test("cross-format: a chat client keeps Claude's thinking on across a tool call (reasoning_details back)", async () => {
+  await withGateway(async (g) => {
+    const c = openai(g);
+    const ask = { model: MODEL, reasoning_effort: "high" as const, tools: [WEATHER] };
+    const first = await c.chat.completions.create({
+      ...ask,
+      messages: [{ role: "user", content: "Weather? [[mock:tool=get_weather,reasoning=3]]" }],
+    });
+    const m = first.choices[0].message as unknown as Record<string, unknown> & {
+      tool_calls: { id: string }[];
+    };
+    const details = m.reasoning_details as Record<string, unknown>[];
+    assert.equal(details.length, 1);
+    assert.equal(details[0].type, "reasoning.text");
+    assert.equal(details[0].format, "anthropic-claude-v1");
+    const signature = details[0].signature as string;
+    assert.ok(signature.length > 10);
+
+    await c.chat.completions.create({
+      ...ask,
+      messages: [
+        { role: "user", content: "Weather?" },
+        m as unknown as OpenAI.Chat.ChatCompletionMessageParam,
+        { role: "tool", tool_call_id: m.tool_calls[0].id, content: "20C" },
+        { role: "user", content: "and? [[mock:tokens=2]]" },
+      ],
+    });
+    await g.mock.idle();
+    const sent = g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
+    // Thinking stays on, the signed block replayed at the head of the tool turn.
+    assert.equal((sent.thinking as Record<string, unknown>)?.type, "enabled");
+    const turn = (sent.messages as { role: string; content: Record<string, unknown>[] }[])[1];
+    assert.equal(turn.role, "assistant");
+    assert.equal(turn.content[0].type, "thinking");
+    assert.equal(turn.content[0].signature, signature);
+
+    // Streaming gives the same entry as a delta.
+    const stream = await c.chat.completions.create({
+      ...ask,
+      stream: true,
+      messages: [{ role: "user", content: "Weather? [[mock:tool=get_weather,reasoning=3]]" }],
+    });
+    const streamed: unknown[] = [];
+    for await (const chunk of stream) {
+      const d = chunk.choices[0]?.delta as Record<string, unknown> | undefined;
+      if (d?.reasoning_details) streamed.push(...(d.reasoning_details as unknown[]));
+    }
+    assert.equal(streamed.length, 1);
+    assert.equal((streamed[0] as Record<string, unknown>).format, "anthropic-claude-v1");
+  });
+});

@@ -14,6 +14,8 @@
  * no [DONE].
  * Chunks are built as strings around a prefix computed once: no object per delta.
  */
+import type { ReasoningPart } from "../../events/text_request.ts";
+import { detailsOut } from "./reasoning_details.ts";
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
 import { type GatewayError, timeoutAsProviderError } from "../../http/gateway_error.ts";
 import { errorBody } from "../../http/envelopes.ts";
@@ -97,6 +99,15 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
   let started = false;
   let finished: string | undefined;
   let error: GatewayError | undefined;
+  /** The reasoning block so far, and how many signed blocks went out (their `index`). */
+  let block = "";
+  let detailIndex = 0;
+  const detailChunk = (p: ReasoningPart): string => {
+    const [d] = detailsOut([p], true);
+    if (!d || excludeReasoning) return "";
+    d.index = detailIndex++;
+    return role() + chunk(`{"reasoning_details":[${JSON.stringify(d)}]}`);
+  };
 
   const role = (): string => {
     if (started) return "";
@@ -112,8 +123,16 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
         case "text_delta":
           return e.delta === "" ? "" : role() + chunk(`{"content":${JSON.stringify(e.delta)}}`);
         case "reasoning_delta":
+          block += e.delta;
           if (excludeReasoning || e.delta === "") return "";
           return role() + chunk(`{"reasoning":${JSON.stringify(e.delta)}}`);
+        case "reasoning_signature":
+          return detailChunk({ type: "reasoning", text: block, signature: e.signature });
+        case "reasoning_redacted":
+          return detailChunk({ type: "reasoning", text: "", redacted: e.data });
+        case "reasoning_start":
+          block = "";
+          return "";
         case "tool_call_start": {
           const index = toolIndex.size;
           toolIndex.set(e.index, index);
@@ -152,9 +171,6 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
             ) + DONE;
         case "text_start":
         case "text_end":
-        case "reasoning_start":
-        case "reasoning_signature":
-        case "reasoning_redacted":
         case "reasoning_end":
         case "tool_call_end":
         case "usage":
@@ -173,6 +189,9 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
 export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   let text: string | null = null;
   let reasoning: string | null = null;
+  /** Signed or encrypted reasoning blocks, given back as `reasoning_details` to replay. */
+  const signed: ReasoningPart[] = [];
+  let block = "";
   const calls = new Map<number, { id: string; name: string; args: string }>();
   let finish: FinishReason | undefined;
   for (const e of events) {
@@ -180,8 +199,18 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
       case "text_delta":
         text = (text ?? "") + e.delta;
         break;
+      case "reasoning_start":
+        block = "";
+        break;
       case "reasoning_delta":
         reasoning = (reasoning ?? "") + e.delta;
+        block += e.delta;
+        break;
+      case "reasoning_signature":
+        signed.push({ type: "reasoning", text: block, signature: e.signature });
+        break;
+      case "reasoning_redacted":
+        signed.push({ type: "reasoning", text: "", redacted: e.data });
         break;
       case "tool_call_start":
         calls.set(e.index, { id: e.id, name: e.name, args: "" });
@@ -200,7 +229,13 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
     }
   }
   const message: Obj = { role: "assistant", content: text, refusal: null };
-  if (reasoning !== null && !reasoningExcluded(ctx.clientBody)) message.reasoning = reasoning;
+  if (!reasoningExcluded(ctx.clientBody)) {
+    if (reasoning !== null) message.reasoning = reasoning;
+    // As OpenRouter gives them: a client that sends them back keeps Claude's thinking on
+    // across tool calls (Anthropic wants the last tool turn's signed thinking replayed).
+    const details = detailsOut(signed, true);
+    if (details.length > 0) message.reasoning_details = details;
+  }
   if (calls.size > 0) {
     message.tool_calls = [...calls.values()].map((c) => ({
       id: c.id,

@@ -78,3 +78,24 @@ export function detailsOut(parts: readonly ReasoningPart[], anthropicModel: bool
   out.forEach((d, i) => d.index ??= i);
   return out;
 }
+
+/**
+ * The reasoning parts an assistant turn's `reasoning_details` hold (a chat client sending back
+ * what it was given): each signed or encrypted entry, sealed as it came; `text` is the turn's
+ * `reasoning`, for an entry that does not carry its own. Empty when none is signed.
+ */
+export function partsFromDetails(details: unknown, text: string | undefined): ReasoningPart[] {
+  if (!Array.isArray(details)) return [];
+  const parts: ReasoningPart[] = [];
+  for (const d of details) {
+    if (d === null || typeof d !== "object") continue;
+    const o = d as Obj;
+    if (o.type === "reasoning.encrypted" && typeof o.data === "string" && o.data !== "") {
+      parts.push({ type: "reasoning", text: "", redacted: sealDetail(o) });
+    } else if (typeof o.signature === "string" && o.signature !== "") {
+      const own = typeof o.text === "string" ? o.text : undefined;
+      parts.push({ type: "reasoning", text: own ?? text ?? "", signature: sealDetail(o) });
+    }
+  }
+  return parts;
+}

@@ -2,7 +2,7 @@
  * The chat request ⇄ the internal `TextRequest`, and the body sent to an openai-chat upstream
  * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
  */
-import { detailsOut } from "./reasoning_details.ts";
+import { detailsOut, partsFromDetails } from "./reasoning_details.ts";
 import type {
   CacheControl,
   ImagePart,
@@ -127,7 +127,14 @@ function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): 
 function assistantParts(m: Extract<ChatMessage, { role: "assistant" }>): Part[] {
   const parts: Part[] = [];
   const reasoning = m.reasoning_content ?? m.reasoning;
-  if (reasoning) parts.push({ type: "reasoning", text: reasoning });
+  // Signed reasoning (OpenRouter's `reasoning_details`, as this gateway also gives them) is
+  // kept to replay; plain reasoning text otherwise.
+  const signed = partsFromDetails(
+    (m as { reasoning_details?: unknown }).reasoning_details,
+    reasoning ?? undefined,
+  );
+  if (signed.length > 0) parts.push(...signed);
+  else if (reasoning) parts.push({ type: "reasoning", text: reasoning });
   const calls = m.tool_calls ?? [];
   if (m.content != null) {
     // Clients often send `content: ""` beside tool calls; an empty text block is an error to
