@@ -320,6 +320,8 @@ async function attempt(
   meters: Meter[],
 ): Promise<Response> {
   let lastError: GatewayError | undefined;
+  /** The last candidate asked: the history names who failed, not only how. */
+  let tried: Candidate | undefined;
   const ctx: EncodeContext = {
     id: hold.generationId,
     model: call.requestedModel,
@@ -328,6 +330,7 @@ async function attempt(
     clientBody: call.body,
   };
   for (const c of call.candidates) {
+    tried = c;
     const proto = textProtocol(c.protocol);
     const pass = c.protocol === call.format.sameProtocol;
     const upstreamBody = pass
@@ -403,7 +406,14 @@ async function attempt(
   // Nothing was produced: close the generation at no cost, then answer with the last error.
   const error = lastError ?? noProvider(call.model.id);
   meters.push(
-    closeAtNoCost(hold, startedAt, app, error, error.status === 499 ? "cancelled" : "failed"),
+    closeAtNoCost(
+      hold,
+      startedAt,
+      app,
+      error,
+      error.status === 499 ? "cancelled" : "failed",
+      tried,
+    ),
   );
   throw error;
 }
@@ -415,11 +425,14 @@ function closeAtNoCost(
   app: AppContext,
   error: GatewayError,
   status: "failed" | "cancelled",
+  tried?: Candidate,
 ): Meter {
   const m = new Meter(
     { generationId: hold.generationId, prices: {}, promptTokensCounted: 0, startedAt },
     app,
   );
+  m.provider = tried?.provider.id ?? null;
+  m.upstreamModel = tried?.upstreamModel ?? null;
   m.observe({ type: "error", error });
   m.settle(status);
   return m;

@@ -222,6 +222,8 @@ for (const stream of [false, true]) {
       const gen = await settledGeneration(g, g.accountId, id!);
       assert.equal(gen.status, "failed");
       assert.equal(gen.cost, 0n);
+      // The history names who failed last.
+      assert.equal(gen.provider, "two");
       await g.settled();
       const a = (await g.store.getAccount(g.accountId))!;
       assert.equal(a.balance, before);
