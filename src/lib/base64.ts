@@ -14,3 +14,13 @@ export function textOfBase64(b64: string): string {
   const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
 }
+
+/** Base64url (no padding) of a text's UTF-8 bytes: safe inside tokens and JSON strings. */
+export function base64UrlOfText(text: string): string {
+  return base64OfText(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The text a base64url string holds; throws on bad base64 or bad UTF-8. */
+export function textOfBase64Url(b64url: string): string {
+  return textOfBase64(b64url.replaceAll("-", "+").replaceAll("_", "/"));
+}

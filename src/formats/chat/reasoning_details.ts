@@ -10,7 +10,7 @@
  * but its text) as base64url JSON. Sealed, it is never replayed to Anthropic as its own — but
  * an entry whose `format` is Anthropic's holds a genuine Anthropic signature, which is.
  */
-import { base64OfText, textOfBase64 } from "../../lib/base64.ts";
+import { base64UrlOfText, textOfBase64Url } from "../../lib/base64.ts";
 import type { ReasoningPart } from "../../events/text_request.ts";
 import type { Obj } from "../json.ts";
 import { OPENAI_ENCRYPTED } from "../responses/sealed_reasoning.ts";
@@ -24,16 +24,14 @@ const KEPT = ["type", "format", "id", "index", "signature", "data"] as const;
 export function sealDetail(d: Obj): string {
   const kept: Obj = {};
   for (const k of KEPT) if (d[k] !== undefined && d[k] !== null) kept[k] = d[k];
-  const b64 = base64OfText(JSON.stringify(kept));
-  return PREFIX + b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return PREFIX + base64UrlOfText(JSON.stringify(kept));
 }
 
 /** The entry a seal holds; undefined for anything else (a raw value, a broken seal). */
 export function openDetail(v: string | undefined): Obj | undefined {
   if (!v?.startsWith(PREFIX)) return undefined;
   try {
-    const b64 = v.slice(PREFIX.length).replaceAll("-", "+").replaceAll("_", "/");
-    const d = JSON.parse(textOfBase64(b64));
+    const d = JSON.parse(textOfBase64Url(v.slice(PREFIX.length)));
     return d !== null && typeof d === "object" && typeof d.type === "string" ? d : undefined;
   } catch {
     return undefined;

@@ -13,7 +13,7 @@
  * from what responses upstreams issue, so that it is never forwarded to one, which would
  * refuse it (see `passThroughRequest`).
  */
-import { base64OfText, textOfBase64 } from "../../lib/base64.ts";
+import { base64UrlOfText, textOfBase64Url } from "../../lib/base64.ts";
 
 const PREFIX = "tg.rs.";
 
@@ -32,8 +32,7 @@ export function sealReasoning(r: SealedReasoning): string {
   const parts = r.redacted !== undefined
     ? { t: r.text, r: r.redacted }
     : { t: r.text, s: r.signature };
-  const b64 = base64OfText(JSON.stringify(parts));
-  return PREFIX + b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return PREFIX + base64UrlOfText(JSON.stringify(parts));
 }
 
 /** Whether `encrypted_content` is one the gateway sealed (and no upstream could read). */
@@ -45,8 +44,7 @@ export function isSealedReasoning(data: unknown): data is string {
 export function openSealedReasoning(data: string): SealedReasoning | undefined {
   if (!isSealedReasoning(data)) return undefined;
   try {
-    const b64 = data.slice(PREFIX.length).replaceAll("-", "+").replaceAll("_", "/");
-    const v = JSON.parse(textOfBase64(b64));
+    const v = JSON.parse(textOfBase64Url(data.slice(PREFIX.length)));
     if (typeof v !== "object" || v === null || typeof v.t !== "string") return undefined;
     if (typeof v.s === "string" && v.s !== "" && v.r === undefined) {
       return { text: v.t, signature: v.s };
