@@ -84,7 +84,7 @@ function recordSettledSql(leased: boolean): string {
          WHERE accounts.id = t.account_id
        )`;
   return `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
+         SELECT * FROM json_to_recordset($1::text::json) AS x(
            id text, account_id text, key_id text, endpoint text, model text, stream boolean,
            status text, hold bigint, cost bigint, cost_details jsonb, provider text,
            upstream_model text, finish_reason text, input_tokens integer, output_tokens integer,
@@ -139,7 +139,7 @@ const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, mode
        SELECT id, account_id, key_id, endpoint, model, stream, 'running', 0, cost, cost_details,
          provider, upstream_model, input_tokens, output_tokens, 'counted', created,
          clock_timestamp(), $2
-       FROM jsonb_to_recordset($1::text::jsonb) AS x(
+       FROM json_to_recordset($1::text::json) AS x(
          id text, account_id text, key_id text, endpoint text, model text, stream boolean,
          cost bigint, cost_details jsonb, provider text, upstream_model text,
          input_tokens integer, output_tokens integer, created timestamptz)
