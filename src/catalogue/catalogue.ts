@@ -99,6 +99,9 @@ export class Catalogue {
   readonly #params = new WeakMap<CatalogueModel, Set<string>>();
   readonly #generative: CatalogueModel[];
   readonly #embedding: CatalogueModel[];
+  /** Per price key, the dearest fixed price any model lists: what a dynamic price is held at. */
+  #ceiling?: Record<string, string>;
+  readonly #charged = new WeakMap<CatalogueModel, Record<string, string>>();
 
   private constructor(models: SeedModel[], embeddings: SeedModel[], aliases: AliasDef[]) {
     this.#generative = models.map((m) => this.#add(m, "generative"));
@@ -188,6 +191,27 @@ export class Catalogue {
   }
 
   /**
+   * A model's prices as the gateway holds and bills them. A price the upstream sets at run time
+   * ("-1": OpenRouter's routers, which pick a model per request) is unknown before the call,
+   * so it stands at the dearest fixed price in the catalogue for that key: the hold then covers
+   * whatever model is picked, and output counted without the upstream's figure is never free.
+   * (The upstream's reported cost, and the price of the model it names, win when known.)
+   */
+  chargedPrices(m: CatalogueModel): Record<string, string> {
+    if (!isDynamic(m)) return m.pricing;
+    let charged = this.#charged.get(m);
+    if (!charged) {
+      const ceiling = this.#ceiling ??= dearestPrices(this.#generative);
+      charged = { ...m.pricing };
+      for (const [k, v] of Object.entries(charged)) {
+        if (v === DYNAMIC_PRICE) charged[k] = ceiling[k] ?? "0";
+      }
+      this.#charged.set(m, charged);
+    }
+    return charged;
+  }
+
+  /**
    * The most output tokens a request may ask for: the upstream's stated cap, never above the
    * context window; without a stated cap, the context window up to a fallback.
    */
@@ -203,6 +227,27 @@ export class Catalogue {
     this.#byId.set(m.id, m);
     return m;
   }
+}
+
+/** The price string of a price the upstream sets per request. */
+export const DYNAMIC_PRICE = "-1";
+
+/** True when any of a model's prices is set by the upstream at run time. */
+export function isDynamic(m: CatalogueModel): boolean {
+  return Object.values(m.pricing).includes(DYNAMIC_PRICE);
+}
+
+/** Per key, the highest price among models whose prices are all fixed. */
+function dearestPrices(models: CatalogueModel[]): Record<string, string> {
+  const best: Record<string, [number, string]> = {};
+  for (const m of models) {
+    if (isDynamic(m)) continue;
+    for (const [k, v] of Object.entries(m.pricing)) {
+      const n = Number(v);
+      if (Number.isFinite(n) && n > (best[k]?.[0] ?? 0)) best[k] = [n, v];
+    }
+  }
+  return Object.fromEntries(Object.entries(best).map(([k, [, v]]) => [k, v]));
 }
 
 /** Newest `created` wins; equal timestamps fall to the smaller id so the choice is stable. */

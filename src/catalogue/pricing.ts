@@ -1,3 +1,4 @@
+import { DYNAMIC_PRICE } from "./catalogue.ts";
 import { add, type Dec, formatDec, isZero, mul, parseDec, roundDec } from "../billing/money.ts";
 
 /**
@@ -17,9 +18,6 @@ export interface Rates {
  * tail a repeating USD price ("0.0000000833333333333333") would drag into the listing.
  */
 const publicPriceDecimalsMax = 12;
-
-/** The upstream's marker for a price decided per request (router models); shown unchanged. */
-const DYNAMIC = "-1";
 
 /** usd × USD_RUB × (1 + MARKUP) for every key; "-1" (dynamic) stays "-1", "0" stays "0". */
 export function publicPricing(
@@ -42,7 +40,7 @@ function rubFactor(rates: Rates): Dec {
 }
 
 function convert(usd: string, factor: Dec): string {
-  if (usd.trim() === DYNAMIC) return DYNAMIC;
+  if (usd.trim() === DYNAMIC_PRICE) return DYNAMIC_PRICE;
   const price = parseDec(usd);
   if (isZero(price)) return "0";
   return formatDec(roundDec(mul(price, factor), publicPriceDecimalsMax));

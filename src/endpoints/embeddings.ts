@@ -44,7 +44,7 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
   for (const c of candidates) {
     const h = computeCost(
       { input: Math.max(1, call.countedTokens * holdTokenFactor), output: 0 },
-      pricesFor(c, call.model),
+      pricesFor(c, call.model, app.catalogue),
       app.rates,
       { images: call.images },
     ).nano;
@@ -77,7 +77,7 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
     const tokens = up.promptTokens ?? call.countedTokens;
     const cost = computeCost(
       { input: tokens, output: 0, costUsd: up.costUsd },
-      pricesFor(c, call.model),
+      pricesFor(c, call.model, app.catalogue),
       app.rates,
       { images: reported ? 0 : call.images },
     );

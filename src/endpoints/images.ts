@@ -101,7 +101,13 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
 
   let amount = 0n;
   for (const c of candidates) {
-    const h = imageHold(call.model, pricesFor(c, call.model), p, call.nUpstream, app.rates);
+    const h = imageHold(
+      call.model,
+      pricesFor(c, call.model, app.catalogue),
+      p,
+      call.nUpstream,
+      app.rates,
+    );
     if (h > amount) amount = h;
   }
   let hold: Hold;
@@ -167,7 +173,7 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     // The quality the provider says it made is what it bills (asked for none, it picks one).
     const made = up.extras.quality;
     const billed = typeof made === "string" && QUALITIES.has(made) ? { ...p, quality: made } : p;
-    const bill = imageCost(call.model, pricesFor(c, call.model), billed, {
+    const bill = imageCost(call.model, pricesFor(c, call.model, app.catalogue), billed, {
       images: images.length,
       inputTokens: up.inputTokens,
       outputTokens: up.outputTokens,

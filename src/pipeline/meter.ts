@@ -27,6 +27,11 @@ export interface MeterCall {
   /** Prompt tokens counted by the gateway, for when the upstream never says. */
   promptTokensCounted: number;
   startedAt: number;
+  /**
+   * For a model priced per request by the upstream (a router): the prices of the model the
+   * upstream says it picked (`response_start.model`), if the catalogue knows it.
+   */
+  routedPrices?: (upstreamModel: string) => { prices: PriceTable; tiers?: RawTiers } | undefined;
 }
 
 /**
@@ -48,6 +53,7 @@ export class Meter {
   upstreamModel: string | null = null;
   #report?: CostReport & { nano: bigint; source: Settlement["usageSource"] };
   #settled?: Promise<void>;
+  #prices: { prices: PriceTable; tiers?: RawTiers };
 
   /**
    * Wall-clock start, for prices by time of day: the tier in force when the call began (the
@@ -57,10 +63,16 @@ export class Meter {
 
   constructor(readonly call: MeterCall, private readonly deps: MeterDeps) {
     this.#at = Date.now() - (performance.now() - call.startedAt);
+    this.#prices = { prices: call.prices, tiers: call.tiers };
   }
 
   observe(e: Event): void {
     switch (e.type) {
+      case "response_start":
+        if (e.model && this.call.routedPrices) {
+          this.#prices = this.call.routedPrices(e.model) ?? this.#prices;
+        }
+        break;
       case "text_delta":
       case "reasoning_delta":
         this.deltas++;
@@ -135,7 +147,7 @@ export class Meter {
       ? { nano: 0n, details: {} as Record<string, number> }
       : computeCost(
         u,
-        tieredPrices(this.call.prices, this.call.tiers, u.input ?? 0, this.#at),
+        tieredPrices(this.#prices.prices, this.#prices.tiers, u.input ?? 0, this.#at),
         this.deps.rates,
       );
     return { cost: nanoToRub(nano), details, usage: u, nano, source };

@@ -11,7 +11,7 @@
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
-import type { CatalogueModel } from "../catalogue/catalogue.ts";
+import { type Catalogue, type CatalogueModel, isDynamic } from "../catalogue/catalogue.ts";
 import { bodyPromptBound, countPromptTokens } from "../billing/prompt_tokens.ts";
 import type { PriceTable } from "../billing/cost.ts";
 import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
@@ -102,7 +102,7 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
   // At the tier the estimated prompt falls in, and the time of day now.
   const prices = call.candidates.map((c) =>
     tieredPrices(
-      pricesFor(c, call.model),
+      pricesFor(c, call.model, app.catalogue),
       tiersFor(c, call.model),
       call.heldPromptTokens,
       Date.now(),
@@ -282,8 +282,19 @@ function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
   return req;
 }
 
-export function pricesFor(c: Candidate, model: CatalogueModel): PriceTable {
-  return c.provider.prices[model.id] ?? model.pricing;
+export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {
+  return c.provider.prices[model.id] ?? catalogue.chargedPrices(model);
+}
+
+/**
+ * The prices of the model a router upstream says it picked (OpenRouter names it, dated as
+ * "openai/gpt-4o-2024-08-06"); undefined when the catalogue has no fixed price for it.
+ */
+function routedPrices(catalogue: Catalogue, name: string) {
+  const m = catalogue.resolve(name) ??
+    catalogue.resolve(name.replace(/-(\d{8}|\d{4}-\d{2}-\d{2})$/, ""));
+  if (!m || isDynamic(m)) return undefined;
+  return { prices: m.pricing, tiers: m.pricing_overrides };
 }
 
 /** The catalogue's price tiers, which apply to its prices only, not to a provider's own. */
@@ -359,10 +370,13 @@ async function attempt(
     }
     const meter = new Meter({
       generationId: hold.generationId,
-      prices: pricesFor(c, call.model),
+      prices: pricesFor(c, call.model, app.catalogue),
       tiers: tiersFor(c, call.model),
       promptTokensCounted: call.promptTokens,
       startedAt,
+      routedPrices: isDynamic(call.model) && !c.provider.prices[call.model.id]
+        ? (name) => routedPrices(app.catalogue, name)
+        : undefined,
     }, app);
     meters.push(meter);
     meter.provider = c.provider.id;

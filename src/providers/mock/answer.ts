@@ -134,7 +134,7 @@ export function buildAnswer(a: AnswerInput): Answer {
   for (const t of tools) output += t.chunks.length;
   return {
     seed: fnv1a(a.raw),
-    model: typeof a.model === "string" && a.model !== "" ? a.model : "mock-model",
+    model: c.model ?? (typeof a.model === "string" && a.model !== "" ? a.model : "mock-model"),
     text,
     reasoning,
     hiddenReasoning: a.showReasoning ? 0 : r,

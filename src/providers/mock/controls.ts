@@ -35,6 +35,8 @@ export interface Controls {
   finish?: "stop" | "length" | "content_filter";
   /** Answer with the received request body, as text. */
   echo?: boolean;
+  /** The model the answer says served it (a router's pick), instead of the one asked for. */
+  model?: string;
 }
 
 /** Upper bounds on marker values, so a typo cannot make the mock allocate or wait forever. */
@@ -117,6 +119,9 @@ function set(c: Controls, key: string, v: string): void {
       return;
     case "echo":
       c.echo = v !== "0" && v !== "false";
+      return;
+    case "model":
+      if (/^[A-Za-z0-9_.:\/-]{1,100}$/.test(v)) c.model = v;
       return;
   }
 }
