@@ -39,8 +39,8 @@ import { Meter } from "./meter.ts";
 import { recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
-import { chunkReader } from "./chunk_reader.ts";
-import { peekBytesMax } from "../lib/bounds.ts";
+import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
+import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -483,35 +483,52 @@ async function startStream(
     encoder: pass ? undefined : call.format.createEncoder(ctx),
     pass: pass ? call.format.createPassThrough(ctx) : undefined,
   }, meter);
-  const reader = chunkReader(response.body!);
+  const upstream = chunkReader(response.body!);
   let initial = "";
   // Until the body says anything the first-byte deadline still runs (headers alone are no
   // answer); once it has spoken, the first token may take `firstTokenMs` (a model thinking).
   // A client that leaves cancels the upstream.
   let timedOut = false;
+  let committed = false;
   const expire = () => {
     timedOut = true;
-    reader.cancel().catch(() => {});
+    // Once the status line is out, the client learns of it in the stream.
+    if (committed) {
+      stage.fail(new GatewayError(504, `provider ${c.provider.id} sent no token in time`));
+    }
+    upstream.cancel().catch(() => {});
   };
   let deadline = setTimeout(expire, c.provider.timeouts.firstByteMs);
   let spoken = false;
-  const onClientAbort = () => reader.cancel().catch(() => {});
+  let commit: ReturnType<typeof setTimeout> | undefined;
+  const commitDue = Promise.withResolvers<"commit">();
+  /** A read the peek gave up waiting for: the client's stream takes it over. */
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  const onChunk = () => {
+    if (spoken) return;
+    spoken = true;
+    clearTimeout(deadline);
+    deadline = setTimeout(expire, c.provider.timeouts.firstTokenMs);
+    commit = setTimeout(() => commitDue.resolve("commit"), streamCommitMs);
+  };
+  const read = () =>
+    upstream.read().then((r) => {
+      if (!r.done) onChunk();
+      return r;
+    }, () => ({ done: true, value: undefined }) as ReadableStreamReadResult<Uint8Array>);
+  const onClientAbort = () => upstream.cancel().catch(() => {});
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
   try {
     for (let held = 0; held <= peekBytesMax && stage.first === undefined;) {
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await reader.read();
-      } catch {
-        r = { done: true, value: undefined };
+      pending = read();
+      const r = await Promise.race([pending, commitDue.promise]);
+      if (r === "commit") {
+        committed = true;
+        break;
       }
+      pending = undefined;
       if (r.done) break;
       held += r.value.length;
-      if (!spoken) {
-        spoken = true;
-        clearTimeout(deadline);
-        deadline = setTimeout(expire, c.provider.timeouts.firstTokenMs);
-      }
       try {
         initial += stage.feed(r.value);
       } catch {
@@ -520,13 +537,14 @@ async function startStream(
       }
     }
   } finally {
-    clearTimeout(deadline);
+    clearTimeout(commit);
     clientSignal.removeEventListener("abort", onClientAbort);
+    if (!committed) clearTimeout(deadline);
   }
   const first: Event | undefined = stage.first;
-  if (first === undefined || first.type === "error") {
+  if (!committed && (first === undefined || first.type === "error")) {
     abort.abort();
-    reader.cancel().catch(() => {});
+    upstream.cancel().catch(() => {});
     if (clientSignal.aborted) {
       meter.settle("cancelled");
       return { retry: false, error: new GatewayError(499, "client closed the request") };
@@ -540,6 +558,25 @@ async function startStream(
       : new GatewayError(502, `provider ${c.provider.id} sent an empty stream`);
     return { retry: error.status === 429 || error.status >= 500, error };
   }
+  // Committed before the first token: the deadline runs on until it comes (or the stream
+  // ends), and the read the peek was waiting on is the client stream's first.
+  const reader: ChunkSource = committed
+    ? {
+      read() {
+        if (stage.first !== undefined) clearTimeout(deadline);
+        const r = pending ?? read();
+        pending = undefined;
+        return r.then((res) => {
+          if (res.done) clearTimeout(deadline);
+          return res;
+        });
+      },
+      cancel() {
+        clearTimeout(deadline);
+        return upstream.cancel();
+      },
+    }
+    : upstream;
   return {
     stream: streamToClient({
       reader,

@@ -77,7 +77,10 @@ export function streamToClient(o: {
       };
       for (;;) {
         let r: ReadableStreamReadResult<Uint8Array>;
-        idle.touch();
+        // Before the first token (a stream committed while the model thinks) the first-token
+        // deadline governs, not the idle one.
+        if (stage.first === undefined) idle.pause();
+        else idle.touch();
         try {
           r = await reader.read();
         } catch {

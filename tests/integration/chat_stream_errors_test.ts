@@ -253,3 +253,39 @@ Deno.test("chat stream cancel: a non-streaming client that leaves cancels the up
     assert.equal(gen.status, "cancelled");
     assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
   }));
+
+for (const model of [MODEL, ANTHROPIC_MODEL]) {
+  Deno.test(
+    `chat stream cancel (${model}): a client that leaves while the model thinks before its first token cancels the upstream`,
+    () =>
+      withGateway(async (g) => {
+        // A body long enough to arrive apart from its headers, as real clients' do: the HTTP
+        // server then notices a departure only once the handler has answered.
+        const padding = "x".repeat(20_000);
+        const ac = new AbortController();
+        const t0 = Date.now();
+        const res = await postChat(g, {
+          model,
+          stream: true,
+          messages: [{ role: "user", content: `${padding} [[mock:first=6000,tokens=5]]` }],
+        }, { signal: ac.signal });
+        // The status line comes while the model thinks, so the client is not left waiting.
+        assert.equal(res.status, 200);
+        assert.ok(Date.now() - t0 < 3000, `headers after ${Date.now() - t0} ms`);
+        const id = res.headers.get("x-generation-id")!;
+        await new Promise((r) => setTimeout(r, 300));
+        ac.abort();
+        await res.body?.cancel().catch(() => {});
+        const gen = await settledGeneration(g, g.accountId, id);
+        await g.mock.idle();
+        assert.equal(gen.status, "cancelled");
+        assert.ok(
+          gen.latencyMs! < 4000,
+          `settled after ${gen.latencyMs} ms, not at the first token`,
+        );
+        assert.equal(g.mock.stats.calls[0].outcome, "cancelled", "the upstream call was cancelled");
+        await g.settled();
+        assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
+      }),
+  );
+}
