@@ -85,7 +85,7 @@ export const messagesFormat: ClientFormat = {
   },
   toInternal: (body, slug) =>
     messages.toInternal(body as unknown as messages.MessagesRequest, slug),
-  upstreamsFor: () => undefined,
+  upstreamsFor: (body) => messages.upstreamsFor(body as unknown as messages.MessagesRequest),
   passThroughRequest: (body, upstreamModel) =>
     messages.passThroughRequest(body as unknown as messages.MessagesRequest, upstreamModel),
   createEncoder: messages.createMessagesEncoder,

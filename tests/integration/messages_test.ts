@@ -893,3 +893,53 @@ Deno.test("messages (anthropic upstream): an upstream without usage still gives 
     assert.ok(final.usage.input_tokens > 0);
   });
 });
+
+// ---- blocks another model cannot read ----------------------------------------------------------
+
+Deno.test("messages: a block only Anthropic reads is a 400 naming it on another model, sent as is to Anthropic", () =>
+  withGateway(async (g) => {
+    const body = (model: string) => ({
+      model,
+      max_tokens: 20,
+      messages: [
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hi" },
+        { role: "user", content: [{ type: "bogus", text: "[[mock:tokens=2]]" }] },
+      ],
+    });
+    const e = await expectError(
+      await post(g, body("openai/gpt-4o-mini")),
+      400,
+      "invalid_request_error",
+    );
+    assert.match(e.error.message, /messages\[2\]\.content\[0\].*"bogus"/);
+    assert.equal(g.mock.stats.calls.length, 0, "nothing was sent, nothing billed");
+    assert.deepEqual(await g.store.listGenerations(g.accountId, { limit: 5 }), []);
+    const res = await post(g, body(MODEL));
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    const sent = g.mock.stats.calls[0].body as { messages: { content: unknown }[] };
+    assert.deepEqual(sent.messages[2].content, [{ type: "bogus", text: "[[mock:tokens=2]]" }]);
+  }));
+
+Deno.test("messages (chat upstream): a search result reaches another model as its text", () =>
+  withGateway(async (g) => {
+    const res = await post(g, {
+      model: "openai/gpt-4o-mini",
+      max_tokens: 20,
+      messages: [{
+        role: "user",
+        content: [{
+          type: "search_result",
+          source: "https://example.com/r",
+          title: "Result",
+          content: [{ type: "text", text: "the finding [[mock:tokens=2]]" }],
+        }],
+      }],
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    const sent = g.mock.stats.calls[0].body as { messages: { role: string; content: unknown }[] };
+    assert.equal(sent.messages.length, 1);
+    assert.match(JSON.stringify(sent.messages[0].content), /Result.*example\.com\/r.*the finding/);
+  }));

@@ -1,6 +1,12 @@
 /** The `messages` wire format: client side of `POST /v1/messages`, upstream `anthropic-messages`. */
 export { type MessagesRequest, validateMessagesRequest } from "./schema.ts";
-export { DEFAULT_MAX_TOKENS, fromInternal, passThroughRequest, toInternal } from "./request.ts";
+export {
+  DEFAULT_MAX_TOKENS,
+  fromInternal,
+  passThroughRequest,
+  toInternal,
+  upstreamsFor,
+} from "./request.ts";
 export { createMessagesDecoder, decodeMessagesBody } from "./decode.ts";
 export {
   createMessagesEncoder,

@@ -36,6 +36,7 @@ import type {
   ToolUseBlockParam,
 } from "./schema.ts";
 import { isObject, parseObject, strings } from "../json.ts";
+import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -153,11 +154,92 @@ function blockToParts(b: ContentBlockParam): Part[] {
       ) {
         return [{ type: "image", url: `data:application/pdf;base64,${source.data}` }];
       }
-      return [];
+      // A document of content blocks (custom content): its text and images.
+      if (source.type === "content") {
+        return typeof source.content === "string"
+          ? [{ type: "text", text: source.content }]
+          : Array.isArray(source.content)
+          ? (source.content as ContentBlockParam[]).flatMap(blockToParts)
+          : [];
+      }
+      return []; // a URL or file-store source: refused before this for other upstreams
+    }
+    case "search_result": {
+      // A search result the client supplies (for citations) is, to another model, its text.
+      const r = b as { source?: unknown; title?: unknown; content?: unknown };
+      const body = Array.isArray(r.content)
+        ? (r.content as ContentBlockParam[]).flatMap(blockToParts)
+          .flatMap((p) => p.type === "text" ? [p.text] : []).join("\n")
+        : "";
+      const head = [r.title, r.source].filter((x) => typeof x === "string" && x !== "");
+      return [{ type: "text", text: [...head, body].filter((x) => x !== "").join("\n\n") }];
     }
     default:
+      // Blocks of the vendor's own server tools in an earlier turn (a search it ran, its
+      // results) have no counterpart elsewhere; any other kind was refused (upstreamsFor).
       return [];
   }
+}
+
+/** Blocks the internal form carries (documents and images, depending on their source). */
+const CARRIED_BLOCKS = new Set([
+  "text",
+  "image",
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "document",
+  "search_result",
+]);
+
+/**
+ * History blocks of the vendor's server tools (a web search or fetch it ran, code it
+ * executed, an MCP call it made): another model is sent the turn without them, as the
+ * answer's text already tells what they found.
+ */
+const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|mcp_tool_result|[a-z_]+_tool_result)$/;
+
+/**
+ * The upstream protocols that can serve the request, when not every one can: a content block
+ * the internal form does not carry (an image or document from the vendor's file store or, for
+ * documents, by URL; a `container_upload`; a type this gateway does not know) reaches only
+ * the vendor itself, where it passes through as sent. For the pipeline's `upstreamsFor`.
+ */
+export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
+  const block = body.messages.flatMap((m, i) =>
+    typeof m.content === "string" ? [] : m.content.flatMap((b, j) => {
+      const inner = b.type === "tool_result" && Array.isArray((b as ToolResultBlockParam).content)
+        ? ((b as ToolResultBlockParam).content as ContentBlockParam[]).map((c, k) =>
+          [c, `messages[${i}].content[${j}].content[${k}]`] as const
+        )
+        : [];
+      return [[b, `messages[${i}].content[${j}]`] as const, ...inner];
+    })
+  ).find(([b]) => !carried(b));
+  if (!block) return undefined;
+  const [b, at] = block;
+  const what = b.type === "image" || b.type === "document"
+    ? `a ${b.type} from source type ${
+      JSON.stringify((b as { source?: { type?: unknown } }).source?.type)
+    }`
+    : `content block type ${JSON.stringify(b.type)}`;
+  return {
+    protocols: ["anthropic-messages"],
+    reason: `${at}: ${what} can be sent only to an Anthropic model`,
+  };
+}
+
+function carried(b: ContentBlockParam): boolean {
+  if (SERVER_TOOL_BLOCK.test(b.type)) return true; // dropped, see blockToParts
+  if (!CARRIED_BLOCKS.has(b.type)) return false;
+  const source = (b as { source?: { type?: unknown; media_type?: unknown } }).source;
+  if (b.type === "image") return source?.type === "base64" || source?.type === "url";
+  if (b.type === "document") {
+    return source?.type === "text" || source?.type === "content" ||
+      (source?.type === "base64" && source.media_type === "application/pdf");
+  }
+  return true;
 }
 
 function imageToPart(b: ImageBlockParam): ImagePart | null {

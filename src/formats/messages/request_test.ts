@@ -5,6 +5,7 @@ import {
   NON_STREAMING_MAX_TOKENS,
   passThroughRequest,
   toInternal,
+  upstreamsFor,
 } from "./request.ts";
 import { type MessagesRequest, validateMessagesRequest } from "./schema.ts";
 
@@ -105,6 +106,7 @@ Deno.test("toInternal: content blocks become parts", () => {
         { type: "image", url: "data:image/png;base64,iVBO" },
         { type: "image", url: "https://example.com/a.png" },
         { type: "text", text: "doc text" },
+        { type: "text", text: "t\n\nhttps://x" },
       ],
     },
     {
@@ -651,4 +653,106 @@ Deno.test({
       cache_control: { type: "ephemeral" },
     });
   },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Blocks another model can read, and the ones only Anthropic can
+
+Deno.test("toInternal: a search result and a document of content blocks become their text", () => {
+  const r = internal({
+    messages: [{
+      role: "user",
+      content: [
+        {
+          type: "search_result",
+          source: "https://example.com/a",
+          title: "Page A",
+          content: [{ type: "text", text: "first" }, { type: "text", text: "second" }],
+        },
+        {
+          type: "document",
+          source: { type: "content", content: [{ type: "text", text: "doc text" }] },
+        },
+        { type: "document", source: { type: "content", content: "plain doc" } },
+      ],
+    }],
+  });
+  assert.deepEqual(r.messages[0].parts, [
+    { type: "text", text: "Page A\n\nhttps://example.com/a\n\nfirst\nsecond" },
+    { type: "text", text: "doc text" },
+    { type: "text", text: "plain doc" },
+  ]);
+});
+
+const need = (content: unknown[]) =>
+  upstreamsFor(validateMessagesRequest({
+    model: SLUG,
+    max_tokens: 10,
+    messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }, {
+      role: "user",
+      content,
+    }],
+  }));
+
+Deno.test("upstreamsFor: blocks the internal form carries need no particular upstream", () => {
+  assert.equal(need([{ type: "text", text: "x" }]), undefined);
+  assert.equal(
+    need([{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }]),
+    undefined,
+  );
+  assert.equal(
+    need([{
+      type: "search_result",
+      source: "s",
+      title: "t",
+      content: [{ type: "text", text: "x" }],
+    }]),
+    undefined,
+  );
+  assert.equal(
+    need([{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "ok" }] }]),
+    undefined,
+  );
+  // The vendor's server tool history is dropped for other models, not refused.
+  assert.equal(
+    need([{ type: "web_search_tool_result", tool_use_id: "s1", content: [] }]),
+    undefined,
+  );
+});
+
+Deno.test("upstreamsFor: other blocks reach only Anthropic, and the reason names the block", () => {
+  for (
+    const [block, where, what] of [
+      [{ type: "bogus" }, "messages[2].content[0]", /content block type "bogus"/],
+      [
+        { type: "container_upload", file_id: "file_1" },
+        "messages[2].content[0]",
+        /container_upload/,
+      ],
+      [
+        { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
+        "messages[2].content[0]",
+        /document from source type "url"/,
+      ],
+      [
+        { type: "image", source: { type: "file", file_id: "file_1" } },
+        "messages[2].content[0]",
+        /image from source type "file"/,
+      ],
+      [
+        {
+          type: "tool_result",
+          tool_use_id: "t1",
+          content: [{ type: "image", source: { type: "file", file_id: "f" } }],
+        },
+        "messages[2].content[0].content[0]",
+        /image/,
+      ],
+    ] as const
+  ) {
+    const n = need([block]);
+    assert.deepEqual(n?.protocols, ["anthropic-messages"], JSON.stringify(block));
+    assert.ok(n.reason.startsWith(`${where}: `), n.reason);
+    assert.match(n.reason, what);
+  }
 });
