@@ -65,6 +65,11 @@ export const chat: ClientFormat = {
         protocols: ["openai-chat"],
         reason: "n > 1 (several choices) needs a model served in the chat completions format",
       }
+      : chatRequest.usesCustomTools(body as ChatRequestBody)
+      ? {
+        protocols: ["openai-chat"],
+        reason: "custom tools need a model served in the chat completions format",
+      }
       : undefined,
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
   createEncoder: createChatEncoder,

@@ -148,3 +148,58 @@ Deno.test("chat tools: a tool result turn goes back upstream and the model answe
     assert.equal(sent.messages.at(-1)!.role, "tool");
     assert.equal(sent.messages.at(-1)!.tool_call_id, call.id);
   }));
+
+Deno.test("chat tools: allowed_tools passes to OpenAI as sent, and to Claude as the allowed tools only", () =>
+  withGateway(async (g) => {
+    const choice = {
+      type: "allowed_tools" as const,
+      allowed_tools: {
+        mode: "required" as const,
+        tools: [{ type: "function" as const, function: { name: "get_time" } }],
+      },
+    };
+    const c = client(g);
+    await c.chat.completions.create({
+      ...request(MODEL, "[[mock:tool=get_time]]"),
+      tool_choice: choice,
+    });
+    const openai = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.deepEqual(openai.tool_choice, choice);
+    assert.equal((openai.tools as unknown[]).length, 2);
+
+    const r = await c.chat.completions.create({
+      ...request(ANTHROPIC_MODEL, "[[mock:tool=get_time]]"),
+      tool_choice: choice,
+    });
+    const claude = g.mock.stats.calls[1].body as {
+      tools: { name: string }[];
+      tool_choice: unknown;
+    };
+    assert.deepEqual(claude.tools.map((t) => t.name), ["get_time"], "get_weather was not allowed");
+    assert.deepEqual(claude.tool_choice, { type: "tool", name: "get_time" });
+    assert.equal(r.choices[0].message.tool_calls?.[0].type, "function");
+  }));
+
+Deno.test("chat tools: custom tools pass to OpenAI's chat API, and elsewhere are a 400 naming them", () =>
+  withGateway(async (g) => {
+    const body = (model: string) => ({
+      model,
+      messages: [{ role: "user" as const, content: "patch it [[mock:tokens=2]]" }],
+      tools: [{ type: "custom" as const, custom: { name: "apply_patch", description: "a patch" } }],
+    });
+    const c = client(g);
+    const r = await c.chat.completions.create(body(MODEL));
+    assert.equal(typeof r.choices[0].message.content, "string");
+    const sent = g.mock.stats.calls[0].body as { tools: unknown[] };
+    assert.deepEqual(sent.tools, body(MODEL).tools);
+    // Claude through OpenRouter's chat API: sent as they came.
+    await c.chat.completions.create(body(ANTHROPIC_MODEL));
+    assert.deepEqual((g.mock.stats.calls[1].body as { tools: unknown[] }).tools, sent.tools);
+    await withGateway(async (only) => {
+      // With Anthropic's own API alone, nothing can run them.
+      const e = await client(only).chat.completions.create(body(ANTHROPIC_MODEL)).catch((e) => e);
+      assert.equal(e.status, 400);
+      assert.match(String(e.error?.message), /custom tools/);
+      assert.equal(only.mock.stats.calls.length, 0);
+    }, { withoutKeys: ["OPENROUTER_API_KEY"] });
+  }));

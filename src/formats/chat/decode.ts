@@ -104,7 +104,8 @@ class ChatFold {
   toolCall(tc: Obj, emit: Emit): void {
     const upstream = typeof tc.index === "number" ? tc.index : undefined;
     const id = str(tc.id) || undefined;
-    const fn = obj(tc.function);
+    // A custom tool's call (OpenAI's) carries its name and free-form input in `custom`.
+    const fn = obj(tc.function) ?? obj(tc.custom);
     let slot = upstream === undefined ? this.#last : this.#byUpstream.get(upstream);
     // Some OpenAI-compatible vendors send every call with index 0 (or none), told apart only
     // by a new id; a new id is a new call.
@@ -123,7 +124,7 @@ class ChatFold {
       });
     }
     this.#last = slot;
-    const args = str(fn?.arguments);
+    const args = str(fn?.arguments) ?? str(fn?.input);
     if (args) emit({ type: "tool_call_delta", index: slot.index, json: args });
   }
 

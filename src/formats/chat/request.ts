@@ -64,8 +64,9 @@ export function toInternal(body: ChatRequestBody, model: string): TextRequest {
   }
 
   const req: TextRequest = { model, system, messages, stream: body.stream === true };
-  if (body.tools && body.tools.length > 0) req.tools = body.tools.map(toolToInternal);
-  if (body.tool_choice != null) req.toolChoice = toolChoiceToInternal(body.tool_choice);
+  const tools = body.tools?.flatMap(toolToInternal);
+  if (tools && tools.length > 0) req.tools = tools;
+  if (body.tool_choice != null) toolChoiceToInternal(body.tool_choice, req);
   if (body.parallel_tool_calls != null) req.parallelToolCalls = body.parallel_tool_calls;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   if (maxTokens != null) req.maxTokens = maxTokens;
@@ -144,17 +145,25 @@ function assistantParts(m: Extract<ChatMessage, { role: "assistant" }>): Part[] 
     }
   }
   for (const tc of calls) {
-    parts.push({
-      type: "tool_call",
-      id: tc.id,
-      name: tc.function.name,
-      arguments: tc.function.arguments,
-    });
+    parts.push(
+      tc.type === "custom"
+        // Only an OpenAI chat upstream serves custom tools (upstreamsFor), as sent: this
+        // form is for the gateway's own count of the prompt.
+        ? { type: "tool_call", id: tc.id, name: tc.custom.name, arguments: tc.custom.input }
+        : {
+          type: "tool_call",
+          id: tc.id,
+          name: tc.function.name,
+          arguments: tc.function.arguments,
+        },
+    );
   }
   return parts;
 }
 
-function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool {
+function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool[] {
+  // Custom tools reach only an OpenAI chat upstream, which is sent the body as it came.
+  if (t.type === "custom") return [];
   const tool: Tool = {
     name: t.function.name,
     // No parameters means a function of no arguments (OpenAI's reading too).
@@ -164,12 +173,51 @@ function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool 
   if (t.function.strict != null) tool.strict = t.function.strict;
   const c = cacheControl(t.cache_control);
   if (c) tool.cacheControl = c;
-  return tool;
+  return [tool];
 }
 
-function toolChoiceToInternal(c: NonNullable<ChatRequestBody["tool_choice"]>): ToolChoice {
-  if (typeof c === "string") return { type: c };
-  return { type: "tool", name: c.function.name };
+/** Custom tools are OpenAI's alone: declared, chosen, or called in the history. */
+export function usesCustomTools(body: ChatRequestBody): boolean {
+  const c = body.tool_choice;
+  return (body.tools ?? []).some((t) => t.type === "custom") ||
+    (typeof c === "object" && c !== null && c.type === "custom") ||
+    body.messages.some((m) =>
+      m.role === "assistant" && (m.tool_calls ?? []).some((tc) => tc.type === "custom")
+    );
+}
+
+type NamedTool = { type: "function"; function: { name: string } } | {
+  type: "custom";
+  custom: { name: string };
+};
+const toolName = (t: NamedTool) => t.type === "custom" ? t.custom.name : t.function.name;
+
+/**
+ * The tool choice, and for `allowed_tools` the tools it leaves: other vendors have no
+ * subset of the declared tools, so the others are not offered (one tool that must be called
+ * is that tool named).
+ */
+function toolChoiceToInternal(
+  c: NonNullable<ChatRequestBody["tool_choice"]>,
+  req: TextRequest,
+): void {
+  if (typeof c === "string") {
+    req.toolChoice = { type: c };
+    return;
+  }
+  if (c.type !== "allowed_tools") {
+    req.toolChoice = { type: "tool", name: toolName(c) };
+    return;
+  }
+  const allowed = new Set(c.allowed_tools.tools.map(toolName));
+  req.tools = req.tools?.filter((t) => allowed.has(t.name));
+  if (!req.tools?.length) delete req.tools;
+  const [only] = allowed;
+  req.toolChoice = c.allowed_tools.mode === "auto"
+    ? { type: "auto" }
+    : allowed.size === 1
+    ? { type: "tool", name: only }
+    : { type: "required" };
 }
 
 function responseFormatToInternal(

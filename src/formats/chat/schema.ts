@@ -69,11 +69,22 @@ const UserPart = z.discriminatedUnion("type", [TextPart, ImagePart, FilePart, Au
 const textContent = z.union([z.string(), z.array(TextPart)]);
 const userContent = z.union([z.string(), z.array(UserPart)]);
 
-const ToolCall = z.looseObject({
-  id: z.string(),
-  type: z.literal("function"),
-  function: z.looseObject({ name: z.string().min(1, "must not be empty"), arguments: z.string() }),
-});
+const ToolCall = z.discriminatedUnion("type", [
+  z.looseObject({
+    id: z.string(),
+    type: z.literal("function"),
+    function: z.looseObject({
+      name: z.string().min(1, "must not be empty"),
+      arguments: z.string(),
+    }),
+  }),
+  /** A call of a custom (free-form input) tool, OpenAI's. */
+  z.looseObject({
+    id: z.string(),
+    type: z.literal("custom"),
+    custom: z.looseObject({ name: z.string().min(1, "must not be empty"), input: z.string() }),
+  }),
+]);
 
 const SystemMessage = z.looseObject({
   role: z.enum(["system", "developer"]),
@@ -112,22 +123,50 @@ const Message = z.discriminatedUnion("role", [
   ToolMessage,
 ]);
 
-const Tool = z.looseObject({
-  type: z.literal("function"),
-  function: z.looseObject({
-    name: z.string().min(1, "must not be empty"),
-    description: z.string().nullish(),
-    parameters: z.record(z.string(), z.unknown()).nullish(),
-    strict: z.boolean().nullish(),
+const Tool = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("function"),
+    function: z.looseObject({
+      name: z.string().min(1, "must not be empty"),
+      description: z.string().nullish(),
+      parameters: z.record(z.string(), z.unknown()).nullish(),
+      strict: z.boolean().nullish(),
+    }),
   }),
+  /** OpenAI's custom tool: free-form text input, optionally to a grammar. */
+  z.looseObject({
+    type: z.literal("custom"),
+    custom: z.looseObject({
+      name: z.string().min(1, "must not be empty"),
+      description: z.string().nullish(),
+    }),
+  }),
+]);
+
+const functionChoice = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({ name: z.string().min(1, "must not be empty") }),
+});
+const customChoice = z.looseObject({
+  type: z.literal("custom"),
+  custom: z.looseObject({ name: z.string().min(1, "must not be empty") }),
 });
 
 const ToolChoice = z.union([
   z.enum(["auto", "none", "required"]),
-  z.looseObject({
-    type: z.literal("function"),
-    function: z.looseObject({ name: z.string().min(1, "must not be empty") }),
-  }),
+  z.discriminatedUnion("type", [
+    functionChoice,
+    customChoice,
+    /** A subset of the declared tools, any of which may (`auto`) or must (`required`) be called. */
+    z.looseObject({
+      type: z.literal("allowed_tools"),
+      allowed_tools: z.looseObject({
+        mode: z.enum(["auto", "required"]),
+        tools: z.array(z.discriminatedUnion("type", [functionChoice, customChoice]))
+          .min(1, "must not be empty"),
+      }),
+    }),
+  ]),
 ]);
 
 const ResponseFormat = z.discriminatedUnion("type", [

@@ -136,7 +136,7 @@ const REJECTED: [string, unknown, string][] = [
   [
     "a tool of another type",
     { ...base, tools: [tool({ name: "f" }, "retrieval")] },
-    'tools[0].type must be "function"',
+    "tools[0].type must be one of function, custom",
   ],
   ["a tool without a name", { ...base, tools: [tool({})] }, "tools[0].function.name is required"],
   [

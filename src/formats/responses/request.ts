@@ -79,6 +79,9 @@ export function toInternal(body: ResponsesRequest | Obj, model: string): TextReq
   if (webSearch) req.webSearch = webSearch;
   const choice = toolChoiceToInternal(b.tool_choice, map);
   if (choice) req.toolChoice = choice;
+  if (typeof b.tool_choice === "object" && b.tool_choice?.type === "allowed_tools") {
+    allowedToolsOnly(b.tool_choice as Obj, map, req);
+  }
   if (b.parallel_tool_calls != null) req.parallelToolCalls = b.parallel_tool_calls;
   if (b.max_output_tokens != null) req.maxTokens = b.max_output_tokens;
   if (b.temperature != null) req.temperature = b.temperature;
@@ -220,6 +223,28 @@ function toolChoiceToInternal(
     return { type: c.mode };
   }
   return undefined; // a built-in tool's choice: meaningless without that tool
+}
+
+/**
+ * `allowed_tools`: other vendors have no subset of the declared tools, so only the allowed
+ * ones are offered (and one that must be called is named).
+ */
+function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
+  const listed = Array.isArray(c.tools) ? (c.tools as Obj[]) : [];
+  const allowed = new Set<string>();
+  for (const t of listed) {
+    if ((t?.type === "function" || t?.type === "custom") && typeof t.name === "string") {
+      allowed.add(map.name(t.name, t.namespace as string | undefined));
+    }
+  }
+  if (req.webSearch && !listed.some((t) => WEB_SEARCH_TOOLS.has(t?.type as string))) {
+    delete req.webSearch;
+  }
+  req.tools = req.tools?.filter((t) => allowed.has(t.name));
+  if (!req.tools?.length) delete req.tools;
+  if (c.mode === "required" && allowed.size === 1 && !req.webSearch) {
+    req.toolChoice = { type: "tool", name: [...allowed][0] };
+  }
 }
 
 function formatToInternal(f: Obj): ResponseFormat {

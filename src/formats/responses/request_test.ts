@@ -535,3 +535,31 @@ Deno.test("toInternal: a reasoning object without an effort asks for the model's
     budget_tokens: 4096,
   });
 });
+
+Deno.test("toInternal: allowed_tools offers only the allowed tools, one required one by name", () => {
+  const fn = (name: string) => ({ type: "function", name, parameters: { type: "object" } });
+  const internal = (choice: unknown) =>
+    toInternal(
+      validateResponsesRequest({
+        model: "x",
+        input: "hi",
+        tools: [fn("get_weather"), fn("get_time"), fn("get_date")],
+        tool_choice: choice,
+      }),
+      "a/b",
+    );
+  const one = internal({
+    type: "allowed_tools",
+    mode: "required",
+    tools: [{ type: "function", name: "get_time" }],
+  });
+  assert.deepEqual(one.tools?.map((t) => t.name), ["get_time"]);
+  assert.deepEqual(one.toolChoice, { type: "tool", name: "get_time" });
+  const two = internal({
+    type: "allowed_tools",
+    mode: "auto",
+    tools: [{ type: "function", name: "get_time" }, { type: "function", name: "get_date" }],
+  });
+  assert.deepEqual(two.tools?.map((t) => t.name), ["get_time", "get_date"]);
+  assert.deepEqual(two.toolChoice, { type: "auto" });
+});
