@@ -333,6 +333,12 @@ async function attempt(
   let lastError: GatewayError | undefined;
   /** The last candidate asked: the history names who failed, not only how. */
   let tried: Candidate | undefined;
+  /**
+   * A provider that said it is overloaded (Anthropic's 529): when the others fail too, the
+   * answer is that one (503 `overloaded_error`, which Claude clients back off and retry), not
+   * a fallback's generic failure.
+   */
+  let overloaded: GatewayError | undefined;
   const ctx: EncodeContext = {
     id: hold.generationId,
     model: call.requestedModel,
@@ -363,6 +369,7 @@ async function attempt(
     );
     if (!outcome.ok) {
       lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);
+      if (lastError.status === 503) overloaded ??= lastError;
       if (outcome.status === 499) break;
       recordOutcome(app.breakers, c, false);
       if (outcome.retry) continue;
@@ -399,6 +406,7 @@ async function attempt(
       : await wholeBody(call, proto, pass, outcome.response, outcome.abort, meter, ctx, req);
     if ("retry" in result) {
       lastError = result.error;
+      if (lastError.status === 503) overloaded ??= lastError;
       if (result.error.status === 499) return cancelled(hold);
       recordOutcome(app.breakers, c, false);
       if (result.retry) continue;
@@ -418,7 +426,9 @@ async function attempt(
       });
   }
   // Nothing was produced: close the generation at no cost, then answer with the last error.
-  const error = lastError ?? noProvider(call.model.id);
+  const error = overloaded && lastError?.status === 502
+    ? overloaded
+    : lastError ?? noProvider(call.model.id);
   meters.push(
     closeAtNoCost(
       hold,

@@ -794,6 +794,22 @@ Deno.test("messages errors: 503 overloaded_error when no provider is available",
   }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] });
 });
 
+Deno.test("messages errors: Anthropic overloaded (529) and its fallback failing too is 503 overloaded_error", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi [[mock:error=529]]" }],
+    });
+    await expectError(res, 503, "overloaded_error");
+    // Both were asked: Anthropic, then OpenRouter, whose failure is not what the client hears.
+    assert.deepEqual(g.mock.stats.calls.map((c) => c.path), [
+      "/v1/messages",
+      "/v1/chat/completions",
+    ]);
+  });
+});
+
 Deno.test("messages errors: upstream 500 fails over, then api_error with no charge", async () => {
   await withGateway(async (g) => {
     const before = (await g.store.getAccount(g.accountId))!.balance;
