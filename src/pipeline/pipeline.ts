@@ -525,13 +525,18 @@ async function startStream(
     upstream.read().then((r) => {
       if (!r.done) onChunk();
       return r;
-    }, () => ({ done: true, value: undefined }) as ReadableStreamReadResult<Uint8Array>);
+    });
   const onClientAbort = () => upstream.cancel().catch(() => {});
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
   try {
     for (let held = 0; held <= peekBytesMax && stage.first === undefined;) {
       pending = read();
-      const r = await Promise.race([pending, commitDue.promise]);
+      let r: ReadableStreamReadResult<Uint8Array> | "commit";
+      try {
+        r = await Promise.race([pending, commitDue.promise]);
+      } catch {
+        r = { done: true, value: undefined };
+      }
       if (r === "commit") {
         committed = true;
         break;
@@ -574,11 +579,14 @@ async function startStream(
     ? {
       read() {
         if (stage.first !== undefined) clearTimeout(deadline);
-        const r = pending ?? read();
+        const r = pending ?? upstream.read();
         pending = undefined;
         return r.then((res) => {
           if (res.done) clearTimeout(deadline);
           return res;
+        }, (e) => {
+          clearTimeout(deadline);
+          throw e;
         });
       },
       cancel() {

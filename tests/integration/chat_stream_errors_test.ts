@@ -289,3 +289,31 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
       }),
   );
 }
+
+Deno.test("chat stream: a model silent past firstTokenMs after the status line went out ends with the error chunk", () =>
+  withGateway(async (g) => {
+    const before = await balance(g);
+    const t0 = Date.now();
+    const { id, data } = await rawStream(g, MODEL, "[[mock:first=5000,tokens=3]]");
+    const { last, text } = assertErrorEnd(data);
+    assert.equal(text, "");
+    // The chat list has no 504: a provider that did not answer in time is its 502.
+    assert.equal(last.error?.code, 502);
+    assert.match(last.error!.message, /in time/);
+    assert.ok(Date.now() - t0 < 4000, "ended at the deadline, not at the late token");
+    const gen = await settledGeneration(g, g.accountId, id);
+    assert.equal(gen.status, "failed");
+    assert.equal(gen.cost, rubToNano(String(last.usage!.cost)));
+    await g.settled();
+    assert.equal(before - (await balance(g)), gen.cost);
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.length, 1, "no failover once the status line was sent");
+    assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
+  }, {
+    providers: {
+      providers: [
+        mockProvider("openai", { timeouts: { firstByteMs: 5000, firstTokenMs: 1800 } }),
+        mockProvider("backup", { priority: 20 }),
+      ],
+    },
+  }));
