@@ -317,3 +317,11 @@ Deno.test("chat stream: a model silent past firstTokenMs after the status line w
       ],
     },
   }));
+
+Deno.test("chat stream: a connection that breaks after an early status line ends with the error chunk", () =>
+  withGateway(async (g) => {
+    const { data } = await rawStream(g, MODEL, "[[mock:first=1500,tokens=5,cut=1]]");
+    const { last, text } = assertErrorEnd(data);
+    assert.equal(text, "tok0");
+    assert.match(last.error!.message, /broke/);
+  }));
