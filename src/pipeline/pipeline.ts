@@ -29,7 +29,7 @@ import {
 import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
 import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
-import type { Protocol } from "../providers/provider.ts";
+import { type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
@@ -220,7 +220,8 @@ export function decodeAndRoute(
   const allowed = need
     ? need.protocols
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
-  const candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
+  const candidates = candidatesFor(app.providers, model.id, allowed, app.breakers)
+    .map((c) => searchVia(c, request, format, model.id));
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
       throw badRequest(need.reason);
@@ -238,6 +239,21 @@ export function decodeAndRoute(
     promptTokens,
     heldPromptTokens: Math.max(promptTokens, bodyPromptBound(body, model.context_length)),
   };
+}
+
+/**
+ * A hosted web search transcoded for OpenAI's own API goes to its responses API: its chat API
+ * has no search tool (bar its search-preview models), and the search would be dropped.
+ * OpenRouter's chat dialect runs it as its web plugin; a client of the chat format itself
+ * keeps its pass-through.
+ */
+function searchVia(c: Candidate, req: TextRequest, format: ClientFormat, slug: string): Candidate {
+  if (
+    !req.webSearch || c.protocol !== "openai-chat" || format.sameProtocol === "openai-chat" ||
+    c.provider.quirks.openrouterUsage ||
+    !protocolsFor(c.provider, slug).includes("openai-responses")
+  ) return c;
+  return { ...c, protocol: "openai-responses" };
 }
 
 /**

@@ -165,3 +165,46 @@ Deno.test("web search (messages, OpenRouter chat upstream): Claude Code's search
     assert.equal(body.tools, undefined);
   });
 });
+
+Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the responses API's web_search, shown as Anthropic's blocks and billed", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const ask = (n: number, stream: boolean) => ({
+      model: GPT,
+      max_tokens: 64,
+      stream,
+      tools: [{ type: "web_search_20250305" as const, name: "web_search" as const, max_uses: 5 }],
+      messages: [{ role: "user" as const, content: `news? [[mock:tokens=3,searches=${n}]]` }],
+    });
+    const whole = await c.messages.create({ ...ask(2, false), stream: false }).withResponse();
+    const sent = g.mock.stats.calls[0];
+    assert.equal(sent.path, "/v1/responses", "OpenAI's responses API, which has the search tool");
+    assert.deepEqual((sent.body as { tools: unknown[] }).tools, [{ type: "web_search" }]);
+    const blocks = whole.data.content.map((b) => b.type);
+    assert.deepEqual(blocks.slice(0, 4), [
+      "server_tool_use",
+      "web_search_tool_result",
+      "server_tool_use",
+      "web_search_tool_result",
+    ]);
+    assert.equal(blocks.at(-1), "text");
+    const call = whole.data.content[0] as { id: string; name: string; input: { query: string } };
+    assert.equal(call.name, "web_search");
+    assert.equal(call.input.query, "mock search 1");
+    assert.equal((whole.data.content[1] as { tool_use_id: string }).tool_use_id, call.id);
+
+    // Streamed, the SDK assembles the same blocks.
+    const stream = c.messages.stream({ ...ask(2, true) });
+    const final = await stream.finalMessage();
+    assert.deepEqual(final.content.map((b) => b.type), blocks);
+    assert.deepEqual((final.content[0] as { input: unknown }).input, { query: "mock search 1" });
+
+    // Billed per search: two searches cost two searches more than none.
+    const none = await c.messages.create({ ...ask(0, false), stream: false }).withResponse();
+    assertSearchDebit(
+      await debitOf(g, whole.response.headers.get("x-generation-id")!),
+      await debitOf(g, none.response.headers.get("x-generation-id")!),
+      searchesNano(g, 2),
+    );
+  });
+});

@@ -164,8 +164,21 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
       switch (e.type) {
         case "response_start":
           return ""; // message_start waits for the first usage or content: it carries input usage
-        case "web_search":
-          return ""; // only an Anthropic upstream searches, and its messages pass through
+        case "web_search": {
+          // Another vendor's hosted search, shown as Anthropic shows its own: the call, then
+          // its result block (the results themselves are in the answer's text).
+          const out = start() + close();
+          const index = nextIndex;
+          nextIndex += 2;
+          return out + searchBlocks(e).map(([block, delta], i) =>
+            frame("content_block_start", {
+              type: "content_block_start",
+              index: index + i,
+              content_block: block,
+            }) + (delta ? jsonDelta(index + i, delta) : "") +
+            frame("content_block_stop", { type: "content_block_stop", index: index + i })
+          ).join("");
+        }
         case "usage":
           usage = mergeUsage(usage, e.usage);
           return error ? "" : start();
@@ -255,6 +268,20 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
   };
 }
 
+/**
+ * A search another vendor ran, as Anthropic's `server_tool_use` and `web_search_tool_result`
+ * blocks (streamed: each block's start, the call's input as its JSON delta).
+ */
+function searchBlocks(
+  e: Event & { type: "web_search" },
+): [block: Record<string, unknown>, inputJson?: string][] {
+  const input = e.query === undefined ? {} : { query: e.query };
+  return [
+    [{ type: "server_tool_use", id: e.id, name: "web_search", input: {} }, JSON.stringify(input)],
+    [{ type: "web_search_tool_result", tool_use_id: e.id, content: [] }],
+  ];
+}
+
 /** Folds the events of a call into one message object. */
 export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
   const content: Record<string, unknown>[] = [];
@@ -312,6 +339,13 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
         if (t) t.json += e.json;
         break;
       }
+      case "web_search":
+        for (const [block, input] of searchBlocks(e)) {
+          content.push(input === undefined ? block : { ...block, input: JSON.parse(input) });
+        }
+        text = null;
+        thinking = null;
+        break;
       case "finish":
         reason = e.reason;
         stopSequence = e.stopSequence ?? null;

@@ -18,8 +18,9 @@
  * | error, response.failed                                     | error (then usage, if any)    |
  *
  * A tool call's `index` counts the calls of the response (0, 1, …), its `id` is the
- * `call_id` the client answers with. Items of built-in tools (web_search_call, …) carry no
- * text for other formats and are skipped, as are unknown event types. Each event's JSON is
+ * `call_id` the client answers with. A finished `web_search_call` item is a `web_search`
+ * event; items of other built-in tools carry nothing for other formats and are skipped, as
+ * are unknown event types. Each event's JSON is
  * parsed once. Providers that send a whole item only in its `.done` event (no deltas) are
  * read from that item.
  */
@@ -350,6 +351,16 @@ function emitItem(item: Obj, toolIndex: number, emit: Emit): void {
       const args = str(item.arguments) ?? str(item.input);
       if (args) emit({ type: "tool_call_delta", index: toolIndex, json: args });
       emit({ type: "tool_call_end", index: toolIndex });
+      return;
+    }
+    case "web_search_call": {
+      // A search the upstream ran: formats with an item for it show it (billed from usage).
+      const query = str(obj(item.action)?.query);
+      emit({
+        type: "web_search",
+        id: str(item.id) ?? `ws_${toolIndex}`,
+        ...(query ? { query } : {}),
+      });
       return;
     }
     case "reasoning": {

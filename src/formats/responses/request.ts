@@ -409,6 +409,17 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
   if (instructions !== "") body.instructions = instructions;
   body.input = messagesToItems(req.messages);
   if (req.tools?.length) body.tools = req.tools.map(toolFromInternal);
+  if (req.webSearch) {
+    // The hosted search (a Claude client's web_search server tool) as OpenAI's own.
+    const search: Obj = { type: "web_search" };
+    if (req.webSearch.allowedDomains) {
+      search.filters = { allowed_domains: req.webSearch.allowedDomains };
+    }
+    if (req.webSearch.userLocation) {
+      search.user_location = { type: "approximate", ...req.webSearch.userLocation };
+    }
+    body.tools = [...(body.tools as Obj[] | undefined ?? []), search];
+  }
   if (req.toolChoice) {
     body.tool_choice = req.toolChoice.type === "tool"
       ? { type: "function", name: req.toolChoice.name }
