@@ -364,9 +364,9 @@ const JSON_OBJECT_INSTRUCTION =
  * - without a client `max_tokens`, the model's cap (`modelCap`): a client that names none
  *   (Codex) expects the model's whole answer, not a truncation at a gateway default — for a
  *   non-streaming call at most NON_STREAMING_MAX_TOKENS;
- * - reasoning effort becomes a thinking budget (THINKING_BUDGET_BY_EFFORT), kept below
- *   `max_tokens`; without a client `max_tokens` the budget is added to the default (up to
- *   the cap) so that thinking does not eat the answer. Thinking is left off where Anthropic
+ * - reasoning effort becomes a thinking budget (THINKING_BUDGET_BY_EFFORT), at most half of
+ *   `max_tokens` (a budget the client set, below it); without a client `max_tokens` the
+ *   budget is added to the default (up to the cap) so that thinking does not eat the answer. Thinking is left off where Anthropic
  *   forbids it: with a forced tool choice, or when fewer than 1024 tokens remain for it;
  * - a hosted web search becomes the `web_search_20250305` server tool, `max_uses` the cap the
  *   hold was sized for.
@@ -388,11 +388,18 @@ export function fromInternal(
   // dropped the signature) has none to replay, so thinking stays off rather than earn a 400.
   let budget = forcedTool || unsignedToolTurn(req) ? undefined : thinkingBudget(req.reasoning);
   if (budget !== undefined) {
+    const base = maxTokens;
     if (req.maxTokens === undefined) {
       maxTokens = Math.min(maxTokens + budget, outputCap ?? Infinity);
     }
-    budget = Math.min(budget, maxTokens - 1);
-    if (budget < thinkingBudgetTokensMin) budget = undefined;
+    // A budget the gateway chose for an effort leaves the answer half the room at least:
+    // Claude may think to its whole budget, and an answer of a token or two is no answer.
+    // A budget the client set is its own choice.
+    const ceiling = req.reasoning?.budgetTokens === undefined
+      ? Math.max(thinkingBudgetTokensMin, maxTokens - Math.min(base, Math.floor(maxTokens / 2)))
+      : maxTokens - 1;
+    budget = Math.min(budget, ceiling);
+    if (budget < thinkingBudgetTokensMin || budget >= maxTokens) budget = undefined;
   }
 
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: maxTokens };

@@ -221,7 +221,7 @@ Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
   assert.deepEqual(thinking.thinking, { type: "enabled", budget_tokens: 16384 });
   const small = fromInternal(req(high), UPSTREAM, 8192);
   assert.equal(small.max_tokens, 8192);
-  assert.deepEqual(small.thinking, { type: "enabled", budget_tokens: 8191 });
+  assert.deepEqual(small.thinking, { type: "enabled", budget_tokens: 4096 });
 });
 
 Deno.test("fromInternal: thinking stays off only while the final assistant turn's unsigned tool round is open", () => {
@@ -455,9 +455,20 @@ Deno.test("fromInternal: effort becomes a thinking budget below max_tokens", () 
     { type: "enabled", budget_tokens: 4096 },
     20000,
   ]);
+  // At most half of max_tokens, so that the answer keeps room (not below Anthropic's 1024).
   assert.deepEqual(thinking({ maxTokens: 8000, reasoning: { effort: "high" } }), [
-    { type: "enabled", budget_tokens: 7999 },
+    { type: "enabled", budget_tokens: 4000 },
     8000,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 1500, reasoning: { effort: "medium" } }), [
+    { type: "enabled", budget_tokens: 1024 },
+    1500,
+  ]);
+  assert.deepEqual(thinking({ maxTokens: 1024, reasoning: { effort: "low" } }), [undefined, 1024]);
+  // A budget the client named is kept, below max_tokens.
+  assert.deepEqual(thinking({ maxTokens: 5000, reasoning: { budgetTokens: 4500 } }), [
+    { type: "enabled", budget_tokens: 4500 },
+    5000,
   ]);
   // No client max_tokens: the budget is added to the default so the answer keeps its room.
   assert.deepEqual(thinking({ reasoning: { effort: "high" } }), [
