@@ -30,8 +30,8 @@ export const generationsPageDefault = 20;
 export const peekBytesMax = 1 << 20;
 
 /**
- * How long a stream that has spoken (a role chunk, a ping) may go on without its first token
- * before the status line is sent anyway, giving up failover for that attempt. Until the
+ * How long after the upstream's headers a stream may go on without its first token before
+ * the status line is sent anyway, giving up failover for that attempt. Until the
  * handler answers, the HTTP server does not notice a client that leaves (it reads nothing
  * more of a request whose body came apart from its headers: nearly every client's), so a
  * cancelled call to a model thinking in silence ran on, billed by the upstream, until its

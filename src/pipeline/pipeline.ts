@@ -526,8 +526,10 @@ async function startStream(
   };
   let deadline = setTimeout(expire, c.provider.timeouts.firstByteMs);
   let spoken = false;
-  let commit: ReturnType<typeof setTimeout> | undefined;
+  // Counted from the upstream's headers: OpenAI's chat API may send nothing more while a model
+  // reasons, and a client that leaves then must still be noticed.
   const commitDue = Promise.withResolvers<"commit">();
+  const commit = setTimeout(() => commitDue.resolve("commit"), streamCommitMs);
   /** A read the peek gave up waiting for: the client's stream takes it over. */
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   const onChunk = () => {
@@ -535,7 +537,6 @@ async function startStream(
     spoken = true;
     clearTimeout(deadline);
     deadline = setTimeout(expire, c.provider.timeouts.firstTokenMs);
-    commit = setTimeout(() => commitDue.resolve("commit"), streamCommitMs);
   };
   const read = () =>
     upstream.read().then((r) => {
@@ -595,7 +596,7 @@ async function startStream(
     ? {
       read() {
         if (stage.first !== undefined) clearTimeout(deadline);
-        const r = pending ?? upstream.read();
+        const r = pending ?? read();
         pending = undefined;
         return r.then((res) => {
           if (res.done) clearTimeout(deadline);

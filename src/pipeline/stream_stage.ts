@@ -5,6 +5,14 @@ import { GatewayError } from "../http/gateway_error.ts";
 import { sseEventCharsMax } from "../lib/bounds.ts";
 import type { Meter } from "./meter.ts";
 
+/** Events that open a stream or a block without saying anything yet. */
+const OPENING = new Set<Event["type"]>([
+  "response_start",
+  "usage",
+  "text_start",
+  "reasoning_start",
+]);
+
 /**
  * The one JavaScript stage of a stream (design §10): upstream bytes → SSE events → decoder →
  * meter → encoder (or pass-through) → bytes, as plain function calls inside one step.
@@ -37,8 +45,9 @@ export class StreamStage {
   readonly #emit = (e: Event) => {
     if (this.#error && e.type !== "usage") return; // nothing but usage after an error
     // The first *meaningful* event: a stream that opens and then fails at once is still
-    // failed over (responses upstreams send `response.created` before their error).
-    if (e.type !== "response_start" && e.type !== "usage") this.first ??= e;
+    // failed over (responses upstreams send `response.created` before their error, Anthropic
+    // may open an empty block first).
+    if (!OPENING.has(e.type)) this.first ??= e;
     this.#meter.observe(e);
     if (e.type === "error") this.#error = e;
     if (this.#pass) this.#events.push(e);

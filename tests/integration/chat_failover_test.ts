@@ -384,3 +384,68 @@ Deno.test("chat (streaming): keep-alives while a model thinks do not end the wai
     await upstream.shutdown();
   }
 });
+
+/** An upstream that sends its headers, then nothing for `silentMs`, then a short answer. */
+function silentUpstream(silentMs: number) {
+  const enc = new TextEncoder();
+  const head = { id: "chatcmpl-s", object: "chat.completion.chunk", created: 1, model: "m" };
+  const data = (o: Obj) => enc.encode(`data: ${JSON.stringify({ ...head, ...o })}\n\n`);
+  const seen = { calls: 0, cancelled: 0 };
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, () => {
+    seen.calls++;
+    let timer: ReturnType<typeof setTimeout>;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        timer = setTimeout(() => {
+          c.enqueue(data({ choices: [{ index: 0, delta: { role: "assistant", content: "hi" } }] }));
+          c.enqueue(data({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
+          c.enqueue(enc.encode("data: [DONE]\n\n"));
+          c.close();
+        }, silentMs);
+      },
+      cancel() {
+        seen.cancelled++;
+        clearTimeout(timer);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  return { server, seen };
+}
+
+Deno.test("chat (streaming): an upstream silent after its headers gets the status line at once, and a client that leaves cancels it", async () => {
+  const upstream = silentUpstream(4000);
+  try {
+    await withGateway(async (g) => {
+      const ac = new AbortController();
+      const t0 = Date.now();
+      const res = await postChat(g, {
+        model: MODEL,
+        stream: true,
+        // Long enough to arrive apart from the headers, as real clients' bodies do.
+        messages: [{ role: "user", content: "x".repeat(20_000) }],
+      }, { signal: ac.signal });
+      assert.equal(res.status, 200);
+      assert.ok(Date.now() - t0 < 2500, `status line after ${Date.now() - t0} ms`);
+      ac.abort();
+      await res.body?.cancel().catch(() => {});
+      await waitFor("the upstream call cancelled", () => upstream.seen.cancelled > 0 || undefined);
+      assert.ok(Date.now() - t0 < 3500, "cancelled before the upstream spoke");
+      const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+      assert.equal((await settledGeneration(g, g.accountId, gen.id)).status, "cancelled");
+      assert.equal(upstream.seen.calls, 1, "no second provider was asked");
+    }, {
+      providers: {
+        providers: [
+          mockProvider("thinker", {
+            baseUrl: `http://127.0.0.1:${upstream.server.addr.port}/v1`,
+            baseUrlEnv: "TOLLGATE_TEST_UNSET",
+          }),
+          mockProvider("openai", { priority: 20 }),
+        ],
+      },
+    });
+  } finally {
+    await upstream.server.shutdown();
+  }
+});

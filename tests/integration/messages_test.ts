@@ -959,3 +959,22 @@ Deno.test("messages (chat upstream): a search result reaches another model as it
     assert.equal(sent.messages.length, 1);
     assert.match(JSON.stringify(sent.messages[0].content), /Result.*example\.com\/r.*the finding/);
   }));
+
+Deno.test("messages (streaming): an upstream that opens a block and fails at once is failed over", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g, {
+      model: MODEL,
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: "user", content: "Hi [[mock:fail=0]]" }],
+    });
+    // Anthropic opened an empty text block before its error: nothing was said, so OpenRouter
+    // was asked too, and the failure of both is an HTTP error, not a stream that fails.
+    assert.deepEqual(g.mock.stats.calls.map((c) => c.path), [
+      "/v1/messages",
+      "/v1/chat/completions",
+    ]);
+    assert.ok(res.status >= 500, `status ${res.status}`);
+    await expectError(res, res.status, res.status === 503 ? "overloaded_error" : "api_error");
+  });
+});
