@@ -95,6 +95,8 @@ const DEFAULT_EMBEDDINGS = new URL("../../catalogue/embeddings.json", import.met
 
 export class Catalogue {
   readonly #byId = new Map<string, CatalogueModel>();
+  /** Permanent slugs (`canonical_slug`, dated: "anthropic/claude-4.5-sonnet-20250929"). */
+  readonly #byCanonical = new Map<string, CatalogueModel>();
   readonly #aliases = new Map<string, ResolvedAlias>();
   readonly #params = new WeakMap<CatalogueModel, Set<string>>();
   readonly #generative: CatalogueModel[];
@@ -131,13 +133,15 @@ export class Catalogue {
   }
 
   /**
-   * A slug as a client sends it: an exact id (including `:free` and other listed variants) or
-   * an alias `~vendor/family-latest`, which yields the family's newest model. Bare upstream
+   * A slug as a client sends it: an exact id (including `:free` and other listed variants),
+   * an alias `~vendor/family-latest`, which yields the family's newest model, or a model's
+   * permanent `canonical_slug` (what an upstream names in its answers). Bare upstream
    * names ("gpt-4o") are not resolved (spec: models are addressed by `<vendor>/<model>`).
    */
   resolve(slugOrAlias: string): CatalogueModel | undefined {
     if (!slugOrAlias.includes("/")) return undefined;
-    return this.#byId.get(slugOrAlias) ?? this.#aliases.get(slugOrAlias)?.target;
+    return this.#byId.get(slugOrAlias) ?? this.#aliases.get(slugOrAlias)?.target ??
+      this.#byCanonical.get(slugOrAlias);
   }
 
   /**
@@ -225,6 +229,11 @@ export class Catalogue {
     if (this.#byId.has(seed.id)) throw new Error(`catalogue: duplicate id ${seed.id}`);
     const m: CatalogueModel = { ...seed, kind };
     this.#byId.set(m.id, m);
+    // A permanent slug names the model, not its variants (`:batch`, `:free`, which share it).
+    const held = this.#byCanonical.get(m.canonical_slug);
+    if (!held || (held.id.includes(":") && !m.id.includes(":"))) {
+      this.#byCanonical.set(m.canonical_slug, m);
+    }
     return m;
   }
 }

@@ -222,3 +222,14 @@ Deno.test("suggest: a bare upstream name → the slug it most likely means; slug
   // Never resolved for serving: the name stays unknown.
   assert.equal(real.resolve("claude-sonnet-4-5-20250929"), undefined);
 });
+
+Deno.test("catalogue: a permanent slug resolves to its model, not to a variant sharing it", async () => {
+  const c = await Catalogue.load();
+  assert.equal(
+    c.resolve("anthropic/claude-4.5-sonnet-20250929")?.id,
+    "anthropic/claude-sonnet-4.5",
+  );
+  assert.equal(c.resolve("anthropic/claude-4.5-haiku-20251001")?.id, "anthropic/claude-haiku-4.5");
+  // An id wins over another model's permanent slug that happens to equal it.
+  for (const m of c.generative()) assert.equal(c.resolve(m.id), m);
+});

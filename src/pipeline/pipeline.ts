@@ -303,8 +303,9 @@ export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalo
 }
 
 /**
- * The prices of the model a router upstream says it picked (OpenRouter names it, dated as
- * "openai/gpt-4o-2024-08-06"); undefined when the catalogue has no fixed price for it.
+ * The prices of the model a router upstream says it picked (OpenRouter names it by its
+ * permanent slug, "anthropic/claude-4.5-sonnet-20250929", or dated, "openai/gpt-4o-2024-08-06");
+ * undefined when the catalogue has no fixed price for it.
  */
 function routedPrices(catalogue: Catalogue, name: string) {
   const m = catalogue.resolve(name) ??

@@ -57,6 +57,8 @@ for (
   const [named, pricedAs] of [
     ["openai/gpt-4o-2024-08-06", "openai/gpt-4o"],
     ["anthropic/claude-sonnet-4.5", "anthropic/claude-sonnet-4.5"],
+    // The permanent slug, as OpenRouter names the model it picked.
+    ["anthropic/claude-4.5-sonnet-20250929", "anthropic/claude-sonnet-4.5"],
     ["vendor/unknown-model", undefined],
   ] as const
 ) {
