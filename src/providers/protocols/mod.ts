@@ -25,6 +25,15 @@ function openrouterUsage(body: Record<string, unknown>, p: Provider) {
   if (p.quirks.openrouterUsage) body.usage = { include: true };
 }
 
+/**
+ * A provider whose calls are billed from the price table is asked for its standard tier:
+ * OpenAI's priority processing costs about twice the catalogue's price (flex about half), and
+ * its answer does not say what it cost. (OpenRouter reports what it charged, tier included.)
+ */
+function standardTier(body: Record<string, unknown>) {
+  delete body.service_tier;
+}
+
 const openaiChat: UpstreamProtocol = {
   name: "openai-chat",
   url: (p) => `${p.baseUrl}/chat/completions`,
@@ -32,8 +41,11 @@ const openaiChat: UpstreamProtocol = {
   fromInternal: (req, model, p) =>
     chatRequest.fromInternal(req, model, { openrouterReasoning: !!p.quirks.openrouterUsage }),
   // OpenRouter takes its dialect (and reports its cost when asked); anyone else gets OpenAI's.
-  finishBody: (body, p) =>
-    p.quirks.openrouterUsage ? openrouterUsage(body, p) : chatRequest.toOpenAIDialect(body),
+  finishBody: (body, p) => {
+    if (p.quirks.openrouterUsage) return openrouterUsage(body, p);
+    standardTier(body);
+    chatRequest.toOpenAIDialect(body);
+  },
   createDecoder: createChatDecoder,
   decodeBody: decodeChatBody,
   decodeError: (status, body) => decodeChatError(status, body),
@@ -63,7 +75,7 @@ const openaiResponses: UpstreamProtocol = {
   url: (p) => `${p.baseUrl}/responses`,
   headers: (p) => bearerHeaders(p),
   fromInternal: (req, model) => responses.fromInternal(req, model),
-  finishBody: openrouterUsage,
+  finishBody: (body, p) => p.quirks.openrouterUsage ? openrouterUsage(body, p) : standardTier(body),
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
   decodeError: responses.decodeResponsesError,
