@@ -178,6 +178,39 @@ Deno.test("chat tools: allowed_tools passes to OpenAI as sent, and to Claude as 
     assert.deepEqual(claude.tools.map((t) => t.name), ["get_time"], "get_weather was not allowed");
     assert.deepEqual(claude.tool_choice, { type: "tool", name: "get_time" });
     assert.equal(r.choices[0].message.tool_calls?.[0].type, "function");
+
+    // OpenRouter takes no allowed_tools either: the chat body it is passed has the subset.
+    await c.chat.completions.create({
+      ...request("google/gemini-2.5-flash", "[[mock:tool=get_time]]"),
+      tool_choice: choice,
+    });
+    const or = g.mock.stats.calls[2].body as { tools: { function: { name: string } }[] };
+    assert.deepEqual(or.tools.map((t) => t.function.name), ["get_time"]);
+    assert.deepEqual((or as Record<string, unknown>).tool_choice, {
+      type: "function",
+      function: { name: "get_time" },
+    });
+    // … and so has the responses body.
+    await c.responses.create({
+      model: "google/gemini-2.5-flash",
+      input: "time? [[mock:tool=get_time]]",
+      tools: ["get_weather", "get_time", "get_date"].map((name) => ({
+        type: "function" as const,
+        name,
+        strict: false,
+        parameters: { type: "object", properties: {} },
+      })),
+      tool_choice: {
+        type: "allowed_tools",
+        mode: "auto",
+        tools: [{ type: "function", name: "get_time" }, { type: "function", name: "get_weather" }],
+      },
+    });
+    const orr = g.mock.stats.calls[3];
+    assert.equal(orr.path, "/v1/responses");
+    const sent = orr.body as { tools: { name: string }[]; tool_choice: unknown };
+    assert.deepEqual(sent.tools.map((t) => t.name), ["get_weather", "get_time"]);
+    assert.equal(sent.tool_choice, "auto");
   }));
 
 Deno.test("chat tools: custom tools pass to OpenAI's chat API, and elsewhere are a 400 naming them", () =>

@@ -26,7 +26,10 @@ type Obj = Record<string, unknown>;
 // ---- client body → internal ----------------------------------------------------------------
 
 /** A validated chat body → the internal request for catalogue model `model`. */
-export function toInternal(body: ChatRequestBody, model: string): TextRequest {
+export function toInternal(client: ChatRequestBody, model: string): TextRequest {
+  // Other vendors take no subset of the declared tools: only the allowed ones are offered.
+  const body = { ...client };
+  allowedToolsAsSubset(body);
   const system: TextPart[] = [];
   const messages: Message[] = [];
   for (const m of body.messages) {
@@ -66,7 +69,7 @@ export function toInternal(body: ChatRequestBody, model: string): TextRequest {
   const req: TextRequest = { model, system, messages, stream: body.stream === true };
   const tools = body.tools?.flatMap(toolToInternal);
   if (tools && tools.length > 0) req.tools = tools;
-  if (body.tool_choice != null) toolChoiceToInternal(body.tool_choice, req);
+  if (body.tool_choice != null) req.toolChoice = toolChoiceToInternal(body.tool_choice);
   if (body.parallel_tool_calls != null) req.parallelToolCalls = body.parallel_tool_calls;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   if (maxTokens != null) req.maxTokens = maxTokens;
@@ -186,38 +189,42 @@ export function usesCustomTools(body: ChatRequestBody): boolean {
     );
 }
 
+/**
+ * A chat body's `allowed_tools` choice as the tools it allows and a plain choice, for an
+ * upstream that takes no subset (OpenRouter); other bodies are left as they are.
+ */
+export function allowedToolsAsSubset(body: Record<string, unknown>): void {
+  const c = body.tool_choice as { type?: unknown; allowed_tools?: unknown } | undefined;
+  if (c?.type !== "allowed_tools" || !isObject(c.allowed_tools)) return;
+  const { mode, tools } = c.allowed_tools as { mode?: unknown; tools?: unknown };
+  const allowed = new Set((Array.isArray(tools) ? tools as NamedTool[] : []).map(toolName));
+  const kept = (Array.isArray(body.tools) ? body.tools as NamedTool[] : []).filter((t) =>
+    allowed.has(toolName(t))
+  );
+  if (kept.length > 0) body.tools = kept;
+  else delete body.tools;
+  const [only] = kept;
+  body.tool_choice = !only
+    ? "none"
+    : mode !== "required"
+    ? "auto"
+    : kept.length > 1
+    ? "required"
+    : only.type === "custom"
+    ? { type: "custom", custom: { name: only.custom.name } }
+    : { type: "function", function: { name: only.function.name } };
+}
+
 type NamedTool = { type: "function"; function: { name: string } } | {
   type: "custom";
   custom: { name: string };
 };
 const toolName = (t: NamedTool) => t.type === "custom" ? t.custom.name : t.function.name;
 
-/**
- * The tool choice, and for `allowed_tools` the tools it leaves: other vendors have no
- * subset of the declared tools, so the others are not offered (one tool that must be called
- * is that tool named).
- */
-function toolChoiceToInternal(
-  c: NonNullable<ChatRequestBody["tool_choice"]>,
-  req: TextRequest,
-): void {
-  if (typeof c === "string") {
-    req.toolChoice = { type: c };
-    return;
-  }
-  if (c.type !== "allowed_tools") {
-    req.toolChoice = { type: "tool", name: toolName(c) };
-    return;
-  }
-  const allowed = new Set(c.allowed_tools.tools.map(toolName));
-  req.tools = req.tools?.filter((t) => allowed.has(t.name));
-  if (!req.tools?.length) delete req.tools;
-  const [only] = allowed;
-  req.toolChoice = c.allowed_tools.mode === "auto"
-    ? { type: "auto" }
-    : allowed.size === 1
-    ? { type: "tool", name: only }
-    : { type: "required" };
+function toolChoiceToInternal(c: NonNullable<ChatRequestBody["tool_choice"]>): ToolChoice {
+  if (typeof c === "string") return { type: c };
+  // `allowed_tools` was made a plain choice over the allowed tools (allowedToolsAsSubset).
+  return c.type === "allowed_tools" ? { type: "auto" } : { type: "tool", name: toolName(c) };
 }
 
 function responseFormatToInternal(

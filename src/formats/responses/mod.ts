@@ -8,6 +8,7 @@ export {
   validateResponsesRequest,
 } from "./schema.ts";
 export {
+  allowedToolsAsSubset,
   builtInTools,
   fromInternal,
   passThroughRequest,

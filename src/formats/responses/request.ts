@@ -247,6 +247,32 @@ function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
   }
 }
 
+/**
+ * A responses body's `allowed_tools` choice as the tools it allows and a plain choice, for an
+ * upstream that takes no subset (OpenRouter); other bodies are left as they are.
+ */
+export function allowedToolsAsSubset(body: Obj): void {
+  const c = body.tool_choice as Obj | undefined;
+  if (c?.type !== "allowed_tools") return;
+  const listed = Array.isArray(c.tools) ? (c.tools as Obj[]) : [];
+  const key = (t: Obj) =>
+    t?.type === "function" || t?.type === "custom" ? `${t.type}:${t.name}` : String(t?.type);
+  const allowed = new Set(listed.map(key));
+  const kept = (Array.isArray(body.tools) ? body.tools as Obj[] : []).filter((t) =>
+    allowed.has(key(t))
+  );
+  if (kept.length > 0) body.tools = kept;
+  else delete body.tools;
+  const [only] = kept;
+  body.tool_choice = !only
+    ? "none"
+    : c.mode !== "required"
+    ? "auto"
+    : kept.length === 1 && (only.type === "function" || only.type === "custom")
+    ? { type: only.type, name: only.name }
+    : "required";
+}
+
 function formatToInternal(f: Obj): ResponseFormat {
   if (f.type === "json_schema") {
     const out: ResponseFormat = {

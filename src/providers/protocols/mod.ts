@@ -20,9 +20,17 @@ function bearerHeaders(p: Provider): Headers {
   return h;
 }
 
-/** OpenRouter reports its own cost in `usage.cost` only when asked. */
-function openrouterUsage(body: Record<string, unknown>, p: Provider) {
+/**
+ * OpenRouter reports its own cost in `usage.cost` only when asked, and takes no
+ * `allowed_tools` choice (it gets the allowed tools alone).
+ */
+function openrouterDialect(
+  body: Record<string, unknown>,
+  p: Provider,
+  allowedTools: (body: Record<string, unknown>) => void,
+) {
   if (p.quirks.openrouterUsage) body.usage = { include: true };
+  allowedTools(body);
 }
 
 /**
@@ -42,7 +50,9 @@ const openaiChat: UpstreamProtocol = {
     chatRequest.fromInternal(req, model, { openrouterReasoning: !!p.quirks.openrouterUsage }),
   // OpenRouter takes its dialect (and reports its cost when asked); anyone else gets OpenAI's.
   finishBody: (body, p) => {
-    if (p.quirks.openrouterUsage) return openrouterUsage(body, p);
+    if (p.quirks.openrouterUsage) {
+      return openrouterDialect(body, p, chatRequest.allowedToolsAsSubset);
+    }
     standardTier(body);
     chatRequest.toOpenAIDialect(body);
   },
@@ -75,7 +85,10 @@ const openaiResponses: UpstreamProtocol = {
   url: (p) => `${p.baseUrl}/responses`,
   headers: (p) => bearerHeaders(p),
   fromInternal: (req, model) => responses.fromInternal(req, model),
-  finishBody: (body, p) => p.quirks.openrouterUsage ? openrouterUsage(body, p) : standardTier(body),
+  finishBody: (body, p) =>
+    p.quirks.openrouterUsage
+      ? openrouterDialect(body, p, responses.allowedToolsAsSubset)
+      : standardTier(body),
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
   decodeError: responses.decodeResponsesError,
