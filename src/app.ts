@@ -125,7 +125,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
     else exact.set(r.path, [...(exact.get(r.path) ?? []), r]);
   }
 
-  return async (req, info) => {
+  const handle: Handler = async (req, info) => {
     const pathname = pathOf(req.url);
     const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
     let candidates = exact.get(path);
@@ -138,6 +138,9 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       }
     }
     if (!candidates) return renderNotFound();
+    if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
+      return preflight(req, candidates.map((r) => r.method));
+    }
     const method = req.method === "HEAD" ? "GET" : req.method;
     const route = candidates.find((r) => r.method === method);
     if (!route) {
@@ -161,6 +164,43 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       return renderError(route.envelope, internalError());
     }
   };
+  // A browser's request (it alone sends Origin) may read the answer from any page: the key in
+  // its Authorization header is what authorises it, not a cookie.
+  return async (req, info) => {
+    const res = await handle(req, info);
+    return req.headers.has("origin") ? withCors(res) : res;
+  };
+}
+
+const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "x-generation-id, retry-after",
+};
+
+function withCors(res: Response): Response {
+  try {
+    for (const [k, v] of Object.entries(CORS_HEADERS)) res.headers.set(k, v);
+    return res;
+  } catch {
+    // A response whose headers cannot change (one passed on from a fetch): a copy can.
+    const copy = new Response(res.body, res);
+    for (const [k, v] of Object.entries(CORS_HEADERS)) copy.headers.set(k, v);
+    return copy;
+  }
+}
+
+/** A CORS preflight: the route's methods, and whatever headers the browser means to send. */
+function preflight(req: Request, methods: string[]): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": [...methods, "OPTIONS"].join(", "),
+      "access-control-allow-headers": req.headers.get("access-control-request-headers") ??
+        "authorization, content-type",
+      "access-control-max-age": "86400",
+    },
+  });
 }
 
 /**

@@ -900,3 +900,43 @@ Deno.test({
     }
   },
 });
+
+Deno.test("CORS: a browser's preflight is answered, and its requests may read the answers", () =>
+  withGateway(async (g) => {
+    const pre = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type, x-stainless-os",
+      },
+    });
+    await pre.body?.cancel();
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get("access-control-allow-origin"), "*");
+    assert.match(pre.headers.get("access-control-allow-methods") ?? "", /POST/);
+    assert.match(pre.headers.get("access-control-allow-headers") ?? "", /x-stainless-os/);
+
+    const res = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        origin: "https://app.example.com",
+        authorization: `Bearer ${g.key}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        model: "openai/gpt-4o-mini",
+        messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("access-control-allow-origin"), "*");
+    assert.match(res.headers.get("access-control-expose-headers") ?? "", /x-generation-id/);
+    await res.body?.cancel();
+    // A server-side client (no Origin) gets no CORS headers: nothing to add on the hot path.
+    const plain = await fetch(`${g.url}/v1/models`, {
+      headers: { authorization: `Bearer ${g.key}` },
+    });
+    await plain.body?.cancel();
+    assert.equal(plain.headers.get("access-control-allow-origin"), null);
+  }));
