@@ -70,6 +70,8 @@ export class Meter {
     switch (e.type) {
       case "response_start":
         if (e.model && this.call.routedPrices) {
+          // A router's pick: the history names it, and its prices apply where known.
+          this.upstreamModel = e.model;
           this.#prices = this.call.routedPrices(e.model) ?? this.#prices;
         }
         break;

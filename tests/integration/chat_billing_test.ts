@@ -355,17 +355,20 @@ Deno.test("chat: n > 1 on a model no chat upstream serves is a 400 naming n, not
     assert.equal(g.mock.stats.calls.length, 0);
   }, { withoutKeys: ["OPENROUTER_API_KEY"] }));
 
-Deno.test("chat billing: OpenAI is asked for its standard tier, the one the price table prices", () =>
+Deno.test("chat billing: OpenAI is asked for its standard tier, the one the price table prices, and to store nothing", () =>
   withGateway(async (g) => {
     const c = client(g);
     await c.chat.completions.create({
       model: MODEL,
       service_tier: "priority",
+      // Nor is anything stored in the operator's account.
+      store: true,
       messages: messages("[[mock:tokens=2]]"),
     });
     await c.responses.create({ model: MODEL, service_tier: "flex", input: "hi [[mock:tokens=2]]" });
     for (const call of g.mock.stats.calls) {
       assert.equal((call.body as Obj).service_tier, undefined, call.path);
+      assert.ok(!(call.body as Obj).store, call.path);
     }
     assert.equal(g.mock.stats.calls.length, 2);
   }));

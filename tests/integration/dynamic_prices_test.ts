@@ -84,5 +84,7 @@ for (
       assert.equal(usage.cost, nanoToRub(expected.nano));
       await g.settled();
       assert.equal(before - await balance(g), expected.nano);
+      const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+      assert.equal(gen.upstreamModel, named, "the history names the router's pick");
     }));
 }

@@ -220,7 +220,7 @@ export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
   if (!block) return undefined;
   const [b, at] = block;
   const what = b.type === "image" || b.type === "document"
-    ? `a ${b.type} from source type ${
+    ? `${b.type === "image" ? "an" : "a"} ${b.type} from source type ${
       JSON.stringify((b as { source?: { type?: unknown } }).source?.type)
     }`
     : `content block type ${JSON.stringify(b.type)}`;

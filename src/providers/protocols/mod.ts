@@ -54,6 +54,9 @@ const openaiChat: UpstreamProtocol = {
       return openrouterDialect(body, p, chatRequest.allowedToolsAsSubset);
     }
     standardTier(body);
+    // Nothing is stored (the spec): OpenAI would keep the customer's completions in the
+    // operator's account (responses bodies are sent `store: false` for the same reason).
+    delete body.store;
     chatRequest.toOpenAIDialect(body);
   },
   createDecoder: createChatDecoder,
