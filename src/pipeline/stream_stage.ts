@@ -47,7 +47,7 @@ export class StreamStage {
     // The first *meaningful* event: a stream that opens and then fails at once is still
     // failed over (responses upstreams send `response.created` before their error, Anthropic
     // may open an empty block first).
-    if (!OPENING.has(e.type)) this.first ??= e;
+    if (this.first === undefined && !OPENING.has(e.type)) this.first = e;
     this.#meter.observe(e);
     if (e.type === "error") this.#error = e;
     if (this.#pass) this.#events.push(e);
