@@ -19,6 +19,7 @@ import type {
 } from "../../events/text_request.ts";
 import type { ChatMessage, ChatRequestBody } from "./schema.ts";
 import { isObject } from "../json.ts";
+import { keepAllowedTools } from "../allowed_tools.ts";
 import { isPdfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
@@ -196,23 +197,13 @@ export function usesCustomTools(body: ChatRequestBody): boolean {
 export function allowedToolsAsSubset(body: Record<string, unknown>): void {
   const c = body.tool_choice as { type?: unknown; allowed_tools?: unknown } | undefined;
   if (c?.type !== "allowed_tools" || !isObject(c.allowed_tools)) return;
-  const { mode, tools } = c.allowed_tools as { mode?: unknown; tools?: unknown };
-  const allowed = new Set((Array.isArray(tools) ? tools as NamedTool[] : []).map(toolName));
-  const kept = (Array.isArray(body.tools) ? body.tools as NamedTool[] : []).filter((t) =>
-    allowed.has(toolName(t))
-  );
-  if (kept.length > 0) body.tools = kept;
-  else delete body.tools;
-  const [only] = kept;
-  body.tool_choice = !only
-    ? "none"
-    : mode !== "required"
-    ? "auto"
-    : kept.length > 1
-    ? "required"
-    : only.type === "custom"
-    ? { type: "custom", custom: { name: only.custom.name } }
-    : { type: "function", function: { name: only.function.name } };
+  const { mode, tools } = c.allowed_tools;
+  keepAllowedTools(body, tools, mode, (t) => toolName(t as NamedTool), (t) => {
+    const only = t as NamedTool;
+    return only.type === "custom"
+      ? { type: "custom", custom: { name: only.custom.name } }
+      : { type: "function", function: { name: only.function.name } };
+  });
 }
 
 type NamedTool = { type: "function"; function: { name: string } } | {

@@ -40,6 +40,7 @@ import {
   type WebSearch,
 } from "../../events/text_request.ts";
 import type { UpstreamNeed } from "../text_format.ts";
+import { keepAllowedTools } from "../allowed_tools.ts";
 import type {
   ContentPart,
   InputItem,
@@ -254,23 +255,14 @@ function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
 export function allowedToolsAsSubset(body: Obj): void {
   const c = body.tool_choice as Obj | undefined;
   if (c?.type !== "allowed_tools") return;
-  const listed = Array.isArray(c.tools) ? (c.tools as Obj[]) : [];
-  const key = (t: Obj) =>
-    t?.type === "function" || t?.type === "custom" ? `${t.type}:${t.name}` : String(t?.type);
-  const allowed = new Set(listed.map(key));
-  const kept = (Array.isArray(body.tools) ? body.tools as Obj[] : []).filter((t) =>
-    allowed.has(key(t))
+  const byName = (t: Obj) => t?.type === "function" || t?.type === "custom";
+  keepAllowedTools(
+    body,
+    c.tools,
+    c.mode,
+    (t) => byName(t) ? `${t.type}:${t.name}` : String(t?.type),
+    (t) => byName(t) ? { type: t.type, name: t.name } : undefined,
   );
-  if (kept.length > 0) body.tools = kept;
-  else delete body.tools;
-  const [only] = kept;
-  body.tool_choice = !only
-    ? "none"
-    : c.mode !== "required"
-    ? "auto"
-    : kept.length === 1 && (only.type === "function" || only.type === "custom")
-    ? { type: only.type, name: only.name }
-    : "required";
 }
 
 function formatToInternal(f: Obj): ResponseFormat {
