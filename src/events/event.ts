@@ -34,7 +34,13 @@ export type Event =
    * A web search the upstream ran itself (a hosted tool): shown to clients whose format has
    * an item for it; billed through `usage.webSearches`, not through this event.
    */
-  | { type: "web_search"; id: string; query?: string }
+  | {
+    type: "web_search";
+    id: string;
+    query?: string;
+    /** The pages it found, where the upstream lists them (OpenAI's `action.sources`). */
+    sources?: { url: string; title?: string }[];
+  }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence?: string | null }
   | { type: "error"; error: GatewayError }

@@ -179,7 +179,10 @@ Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the 
     const whole = await c.messages.create({ ...ask(2, false), stream: false }).withResponse();
     const sent = g.mock.stats.calls[0];
     assert.equal(sent.path, "/v1/responses", "OpenAI's responses API, which has the search tool");
-    assert.deepEqual((sent.body as { tools: unknown[] }).tools, [{ type: "web_search" }]);
+    const body = sent.body as { tools: unknown[]; max_tool_calls: number; include: string[] };
+    assert.deepEqual(body.tools, [{ type: "web_search" }]);
+    assert.equal(body.max_tool_calls, 5, "no more searches than the hold covers");
+    assert.ok(body.include.includes("web_search_call.action.sources"));
     const blocks = whole.data.content.map((b) => b.type);
     assert.deepEqual(blocks.slice(0, 4), [
       "server_tool_use",
@@ -191,7 +194,17 @@ Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the 
     const call = whole.data.content[0] as { id: string; name: string; input: { query: string } };
     assert.equal(call.name, "web_search");
     assert.equal(call.input.query, "mock search 1");
-    assert.equal((whole.data.content[1] as { tool_use_id: string }).tool_use_id, call.id);
+    assert.match(call.id, /^srvtoolu_[a-zA-Z0-9_]+$/, "an id Anthropic accepts back");
+    const result = whole.data.content[1] as { tool_use_id: string; content: unknown[] };
+    assert.equal(result.tool_use_id, call.id);
+    // The pages found, as Claude Code lists them to the model.
+    assert.deepEqual(result.content, [{
+      type: "web_search_result",
+      url: "https://example.com/mock/1",
+      title: "example.com",
+      encrypted_content: "",
+      page_age: null,
+    }]);
 
     // Streamed, the SDK assembles the same blocks.
     const stream = c.messages.stream({ ...ask(2, true) });

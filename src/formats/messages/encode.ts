@@ -276,10 +276,29 @@ function searchBlocks(
   e: Event & { type: "web_search" },
 ): [block: Record<string, unknown>, inputJson?: string][] {
   const input = e.query === undefined ? {} : { query: e.query };
+  // Anthropic's own ids only: a conversation sent on to Claude must carry ids it accepts.
+  const id = e.id.startsWith("srvtoolu_")
+    ? e.id
+    : `srvtoolu_${e.id.replace(/[^a-zA-Z0-9_]/g, "_")}`;
+  const results = (e.sources ?? []).map((s) => ({
+    type: "web_search_result",
+    url: s.url,
+    title: s.title ?? hostOf(s.url),
+    encrypted_content: "",
+    page_age: null,
+  }));
   return [
-    [{ type: "server_tool_use", id: e.id, name: "web_search", input: {} }, JSON.stringify(input)],
-    [{ type: "web_search_tool_result", tool_use_id: e.id, content: [] }],
+    [{ type: "server_tool_use", id, name: "web_search", input: {} }, JSON.stringify(input)],
+    [{ type: "web_search_tool_result", tool_use_id: id, content: results }],
   ];
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
 }
 
 /** Folds the events of a call into one message object. */

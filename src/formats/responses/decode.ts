@@ -355,11 +355,19 @@ function emitItem(item: Obj, toolIndex: number, emit: Emit): void {
     }
     case "web_search_call": {
       // A search the upstream ran: formats with an item for it show it (billed from usage).
-      const query = str(obj(item.action)?.query);
+      const action = obj(item.action);
+      const query = str(action?.query) ??
+        (Array.isArray(action?.queries) ? str(action.queries[0]) : undefined);
+      const sources = (Array.isArray(action?.sources) ? action.sources : []).flatMap((x) => {
+        const url = str(obj(x)?.url);
+        const title = str(obj(x)?.title);
+        return url ? [title ? { url, title } : { url }] : [];
+      });
       emit({
         type: "web_search",
         id: str(item.id) ?? `ws_${toolIndex}`,
         ...(query ? { query } : {}),
+        ...(sources.length > 0 ? { sources } : {}),
       });
       return;
     }

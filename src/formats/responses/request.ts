@@ -437,6 +437,8 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
       search.user_location = { type: "approximate", ...req.webSearch.userLocation };
     }
     body.tools = [...(body.tools as Obj[] | undefined ?? []), search];
+    // No more searches than the hold covers (function tools do not count against this).
+    body.max_tool_calls = req.webSearch.maxUses;
   }
   if (req.toolChoice) {
     body.tool_choice = req.toolChoice.type === "tool"
@@ -455,6 +457,13 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
     body.reasoning = reasoning;
     // Stateless multi-turn: the next request can only replay reasoning it was given.
     if (reasoning.effort !== "none") body.include = ["reasoning.encrypted_content"];
+  }
+  // The pages each search found, for formats that list them (Anthropic's search results).
+  if (req.webSearch) {
+    body.include = [
+      ...(body.include as string[] | undefined ?? []),
+      "web_search_call.action.sources",
+    ];
   }
   if (req.user) body.user = req.user;
   body.stream = req.stream;

@@ -21,6 +21,11 @@ const ids = (a: Answer) => ({
 });
 
 /** Whether the request asked for a reasoning summary. */
+/** The client asked for the pages each search found. */
+function wantsSources(body: Record<string, unknown>): boolean {
+  return Array.isArray(body.include) && body.include.includes("web_search_call.action.sources");
+}
+
 export function wantsSummary(body: Record<string, unknown>): boolean {
   const s = obj(body.reasoning).summary;
   return typeof s === "string" && s !== "";
@@ -95,15 +100,18 @@ interface Items {
 }
 
 /** The finished output items. */
-function items(a: Answer, hasReasoningItem: boolean): Items {
+function items(a: Answer, hasReasoningItem: boolean, withSources: boolean): Items {
   const { rs, msg, fc, call } = ids(a);
   const out: Items = { calls: [], searches: [] };
   for (let i = 0; i < a.usage.webSearches; i++) {
+    const action: Record<string, unknown> = { type: "search", query: `mock search ${i + 1}` };
+    // Only when asked (`include`), as the API lists them.
+    if (withSources) action.sources = [{ type: "url", url: `https://example.com/mock/${i + 1}` }];
     out.searches.push({
       id: `ws_${a.seed.toString(16)}${i}`,
       type: "web_search_call",
       status: "completed",
-      action: { type: "search", query: `mock search ${i + 1}` },
+      action,
     });
   }
   if (hasReasoningItem) {
@@ -157,7 +165,7 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
   meta("response.created", `,"response":${j(start)}`);
   meta("response.in_progress", `,"response":${j(start)}`);
 
-  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0);
+  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0, wantsSources(body));
   let index = 0;
   for (const search of it.searches) {
     const fields = `,"output_index":${index},"item_id":"${search.id}"`;
@@ -256,7 +264,7 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
 }
 
 export function responsesWhole(a: Answer, body: Record<string, unknown>): string {
-  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0);
+  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0, wantsSources(body));
   const inc = incomplete(a);
   return JSON.stringify(
     response(a, body, inc ? "incomplete" : "completed", outputOf(it), {
