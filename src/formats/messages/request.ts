@@ -650,5 +650,36 @@ export function passThroughRequest(
   body: Record<string, unknown>,
   upstreamModel: string,
 ): Record<string, unknown> {
-  return { ...body, model: upstreamModel };
+  const out: Record<string, unknown> = { ...body, model: upstreamModel };
+  if (Array.isArray(body.messages) && body.messages.some(hasForeignSearch)) {
+    out.messages = body.messages.map((m) => hasForeignSearch(m) ? withoutForeignSearch(m) : m);
+  }
+  return out;
+}
+
+type Block = Record<string, unknown>;
+
+/**
+ * A search another vendor ran, shown as Anthropic's blocks (messages/encode.ts): its results
+ * carry no `encrypted_content`, which Anthropic requires of the results it is sent back.
+ */
+function foreignSearch(b: Block): boolean {
+  return b?.type === "web_search_tool_result" && Array.isArray(b.content) &&
+    b.content.some((r) => isObject(r) && r.encrypted_content === "");
+}
+
+function hasForeignSearch(m: unknown): boolean {
+  return isObject(m) && Array.isArray(m.content) && (m.content as Block[]).some(foreignSearch);
+}
+
+/** The turn without another vendor's searches (their findings are in its text). */
+function withoutForeignSearch(m: unknown): unknown {
+  const turn = m as { content: Block[] };
+  const ids = new Set(turn.content.filter(foreignSearch).map((b) => b.tool_use_id));
+  return {
+    ...turn,
+    content: turn.content.filter((b) =>
+      !foreignSearch(b) && !(b?.type === "server_tool_use" && ids.has(b.id))
+    ),
+  };
 }

@@ -767,3 +767,41 @@ Deno.test("upstreamsFor: other blocks reach only Anthropic, and the reason names
     assert.match(n.reason, what);
   }
 });
+
+Deno.test("passThroughRequest leaves out another vendor's searches, which Anthropic would refuse", () => {
+  const own = [
+    { type: "server_tool_use", id: "srvtoolu_a", name: "web_search", input: { query: "q" } },
+    {
+      type: "web_search_tool_result",
+      tool_use_id: "srvtoolu_a",
+      content: [{
+        type: "web_search_result",
+        url: "https://a",
+        title: "A",
+        encrypted_content: "x",
+      }],
+    },
+  ];
+  const foreign = [
+    { type: "server_tool_use", id: "srvtoolu_ws_1", name: "web_search", input: { query: "q" } },
+    {
+      type: "web_search_tool_result",
+      tool_use_id: "srvtoolu_ws_1",
+      content: [{ type: "web_search_result", url: "https://b", title: "B", encrypted_content: "" }],
+    },
+  ];
+  const text = { type: "text", text: "found it" };
+  const body = {
+    model: SLUG,
+    max_tokens: 10,
+    messages: [
+      { role: "user", content: "search" },
+      { role: "assistant", content: [...own, ...foreign, text] },
+      { role: "user", content: "thanks" },
+    ],
+  };
+  const out = passThroughRequest(body, UPSTREAM) as typeof body;
+  assert.deepEqual(out.messages[1].content, [...own, text]);
+  assert.equal(out.messages[0], body.messages[0], "other turns are passed as they are");
+  assert.equal(body.messages[1].content.length, 5, "the client's body is not changed");
+});
