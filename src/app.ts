@@ -166,10 +166,8 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
   };
   // A browser's request (it alone sends Origin) may read the answer from any page: the key in
   // its Authorization header is what authorises it, not a cookie.
-  return async (req, info) => {
-    const res = await handle(req, info);
-    return req.headers.has("origin") ? withCors(res) : res;
-  };
+  return (req, info) =>
+    req.headers.has("origin") ? handle(req, info).then(withCors) : handle(req, info);
 }
 
 const CORS_HEADERS = {
