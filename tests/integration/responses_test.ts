@@ -266,6 +266,10 @@ for (const u of UPSTREAMS) {
       assert.equal(r.incomplete_details?.reason, "max_output_tokens");
       assert.equal(r.output_text, "tok0 tok1 tok2");
       checkUsage(r.usage as unknown as Record<string, unknown>);
+      // The message cut short is itself incomplete, as OpenAI marks it.
+      if (u !== "responses") {
+        assert.equal((r.output.at(-1) as { status?: string }).status, "incomplete");
+      }
 
       const res = await post(g, { ...params, stream: true });
       const events = parseSse(await res.text());
@@ -277,6 +281,11 @@ for (const u of UPSTREAMS) {
       assert.equal(done.incomplete_details?.reason, "max_output_tokens");
       assert.equal(done.model, model);
       checkUsage(done.usage);
+      if (u !== "responses") {
+        assert.equal(done.output.at(-1).status, "incomplete");
+        const itemDone = events.filter((e) => e.event === "response.output_item.done").at(-1)!;
+        assert.equal(JSON.parse(itemDone.data).item.status, "incomplete");
+      }
 
       await g.mock.idle();
       const sent = JSON.stringify(g.mock.stats.calls[0].body);

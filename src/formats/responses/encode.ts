@@ -78,6 +78,8 @@ class ResponseBuilder {
   #active?: ToolSlot;
   #finish?: FinishReason;
   #error?: GatewayError;
+  /** A message item's status when done: "incomplete" for the last of an answer cut short. */
+  #messageStatus: "completed" | "incomplete" = "completed";
   readonly #idBase: string;
   #toolMap?: ToolMap;
 
@@ -162,7 +164,7 @@ class ResponseBuilder {
   }
 
   #done(index: number, item: Obj): void {
-    item.status = "completed";
+    item.status = item.type === "message" ? this.#messageStatus : "completed";
     this.sink("response.output_item.done", { output_index: index, item });
   }
 
@@ -443,11 +445,14 @@ class ResponseBuilder {
       return;
     }
     this.#start();
+    const ending = finishToResponses(this.#finish);
+    // An answer cut short (max_output_tokens): its last message is incomplete, as OpenAI marks
+    // it (a text block is closed only when something follows it, or here).
+    if (ending.status === "incomplete") this.#messageStatus = "incomplete";
     // Blocks a decoder left open are closed as they stand (decoders end them before finish).
     this.#closeText();
     this.#closeReasoning();
     for (const [index, slot] of this.#tools) if (!slot.ended) this.#toolEnd(index);
-    const ending = finishToResponses(this.#finish);
     this.final = finalResponse(this.ctx, this.output, cost, ending);
     this.sink(
       ending.status === "incomplete" ? "response.incomplete" : "response.completed",
