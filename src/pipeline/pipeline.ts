@@ -220,8 +220,8 @@ export function decodeAndRoute(
   const allowed = need
     ? need.protocols
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
-  const candidates = candidatesFor(app.providers, model.id, allowed, app.breakers)
-    .map((c) => searchVia(c, request, format, model.id));
+  let candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
+  if (request.webSearch) candidates = candidates.map((c) => searchVia(c, format, model.id));
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
       throw badRequest(need.reason);
@@ -247,9 +247,9 @@ export function decodeAndRoute(
  * OpenRouter's chat dialect runs it as its web plugin; a client of the chat format itself
  * keeps its pass-through.
  */
-function searchVia(c: Candidate, req: TextRequest, format: ClientFormat, slug: string): Candidate {
+function searchVia(c: Candidate, format: ClientFormat, slug: string): Candidate {
   if (
-    !req.webSearch || c.protocol !== "openai-chat" || format.sameProtocol === "openai-chat" ||
+    c.protocol !== "openai-chat" || format.sameProtocol === "openai-chat" ||
     c.provider.quirks.openrouterUsage ||
     !protocolsFor(c.provider, slug).includes("openai-responses")
   ) return c;

@@ -29,8 +29,11 @@ type Obj = Record<string, unknown>;
 /** A validated chat body → the internal request for catalogue model `model`. */
 export function toInternal(client: ChatRequestBody, model: string): TextRequest {
   // Other vendors take no subset of the declared tools: only the allowed ones are offered.
-  const body = { ...client };
-  allowedToolsAsSubset(body);
+  let body = client;
+  if (typeof client.tool_choice === "object" && client.tool_choice?.type === "allowed_tools") {
+    body = { ...client };
+    allowedToolsAsSubset(body);
+  }
   const system: TextPart[] = [];
   const messages: Message[] = [];
   for (const m of body.messages) {

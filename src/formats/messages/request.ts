@@ -207,16 +207,7 @@ const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|mcp_tool_result|[a-z_]
  * the vendor itself, where it passes through as sent. For the pipeline's `upstreamsFor`.
  */
 export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
-  const block = body.messages.flatMap((m, i) =>
-    typeof m.content === "string" ? [] : m.content.flatMap((b, j) => {
-      const inner = b.type === "tool_result" && Array.isArray((b as ToolResultBlockParam).content)
-        ? ((b as ToolResultBlockParam).content as ContentBlockParam[]).map((c, k) =>
-          [c, `messages[${i}].content[${j}].content[${k}]`] as const
-        )
-        : [];
-      return [[b, `messages[${i}].content[${j}]`] as const, ...inner];
-    })
-  ).find(([b]) => !carried(b));
+  const block = uncarriedBlock(body);
   if (!block) return undefined;
   const [b, at] = block;
   const what = b.type === "image" || b.type === "document"
@@ -228,6 +219,22 @@ export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
     protocols: ["anthropic-messages"],
     reason: `${at}: ${what} can be sent only to an Anthropic model`,
   };
+}
+
+/** The first block the internal form cannot carry, and where it is (a path made only then). */
+function uncarriedBlock(body: MessagesRequest): [ContentBlockParam, string] | undefined {
+  for (const [i, m] of body.messages.entries()) {
+    if (typeof m.content === "string") continue;
+    for (const [j, b] of m.content.entries()) {
+      if (!carried(b)) return [b, `messages[${i}].content[${j}]`];
+      const inner = b.type === "tool_result" ? (b as ToolResultBlockParam).content : undefined;
+      if (!Array.isArray(inner)) continue;
+      for (const [k, c] of (inner as ContentBlockParam[]).entries()) {
+        if (!carried(c)) return [c, `messages[${i}].content[${j}].content[${k}]`];
+      }
+    }
+  }
+  return undefined;
 }
 
 function carried(b: ContentBlockParam): boolean {

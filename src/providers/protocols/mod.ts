@@ -26,10 +26,9 @@ function bearerHeaders(p: Provider): Headers {
  */
 function openrouterDialect(
   body: Record<string, unknown>,
-  p: Provider,
   allowedTools: (body: Record<string, unknown>) => void,
 ) {
-  if (p.quirks.openrouterUsage) body.usage = { include: true };
+  body.usage = { include: true };
   allowedTools(body);
 }
 
@@ -51,7 +50,7 @@ const openaiChat: UpstreamProtocol = {
   // OpenRouter takes its dialect (and reports its cost when asked); anyone else gets OpenAI's.
   finishBody: (body, p) => {
     if (p.quirks.openrouterUsage) {
-      return openrouterDialect(body, p, chatRequest.allowedToolsAsSubset);
+      return openrouterDialect(body, chatRequest.allowedToolsAsSubset);
     }
     standardTier(body);
     // Nothing is stored (the spec): OpenAI would keep the customer's completions in the
@@ -90,7 +89,7 @@ const openaiResponses: UpstreamProtocol = {
   fromInternal: (req, model) => responses.fromInternal(req, model),
   finishBody: (body, p) =>
     p.quirks.openrouterUsage
-      ? openrouterDialect(body, p, responses.allowedToolsAsSubset)
+      ? openrouterDialect(body, responses.allowedToolsAsSubset)
       : standardTier(body),
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
