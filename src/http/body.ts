@@ -52,17 +52,31 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 async function readText(req: Request, maxBytes: number, declared: number): Promise<string> {
   if (!req.body) return "";
+  const encodings = contentEncodings(req.headers.get("content-encoding"));
   let all: Uint8Array;
   try {
-    // A declared length (already checked against the limit) frames the body: the server
-    // reads exactly that many bytes, so it can be taken whole. Without one (chunked), the
-    // count is enforced while reading.
-    all = Number.isFinite(declared)
-      ? await req.bytes()
-      : await readStreamCapped(req.body, maxBytes, () => tooLarge(maxBytes));
+    if (encodings.length > 0) {
+      // The limit holds for the decoded body, counted while it is inflated: a small
+      // compressed body cannot expand past it.
+      let body: ReadableStream<Uint8Array> = req.body;
+      for (const enc of encodings.reverse()) body = await decoded(body, enc);
+      all = await readStreamCapped(body, maxBytes, () => tooLarge(maxBytes));
+    } else {
+      // A declared length (already checked against the limit) frames the body: the server
+      // reads exactly that many bytes, so it can be taken whole. Without one (chunked), the
+      // count is enforced while reading.
+      all = Number.isFinite(declared)
+        ? await req.bytes()
+        : await readStreamCapped(req.body, maxBytes, () => tooLarge(maxBytes));
+    }
   } catch (e) {
     if (e instanceof GatewayError) throw e;
-    throw new GatewayError(400, "request body could not be read");
+    throw new GatewayError(
+      400,
+      encodings.length > 0
+        ? `request body could not be decompressed (Content-Encoding: ${encodings.join(", ")})`
+        : "request body could not be read",
+    );
   }
   // A Request built in-process (not parsed off the wire) can carry a header that lies.
   if (all.byteLength > maxBytes) throw tooLarge(maxBytes);
@@ -71,6 +85,53 @@ async function readText(req: Request, maxBytes: number, declared: number): Promi
   } catch {
     throw new GatewayError(400, "request body is not valid UTF-8");
   }
+}
+
+/** The codings applied to a request body, in the order they were applied. */
+function contentEncodings(header: string | null): string[] {
+  if (header === null) return [];
+  const out: string[] = [];
+  for (const raw of header.split(",")) {
+    const enc = raw.trim().toLowerCase();
+    if (enc === "" || enc === "identity") continue;
+    if (!(enc in codings)) {
+      throw new GatewayError(
+        400,
+        `unsupported Content-Encoding ${JSON.stringify(enc.slice(0, 40))}; send the body ` +
+          `uncompressed or as ${Object.keys(codings).join(", ")}`,
+      );
+    }
+    out.push(enc);
+  }
+  return out;
+}
+
+/** HTTP content codings and the decompressor each needs (zstd is Node's, the rest the web's). */
+const codings: Record<string, CompressionFormat | "zstd"> = {
+  gzip: "gzip",
+  "x-gzip": "gzip",
+  deflate: "deflate",
+  br: "brotli" as CompressionFormat,
+  zstd: "zstd",
+};
+
+async function decoded(
+  body: ReadableStream<Uint8Array>,
+  enc: string,
+): Promise<ReadableStream<Uint8Array>> {
+  const format = codings[enc];
+  if (format !== "zstd") {
+    return body.pipeThrough(
+      new DecompressionStream(format) as unknown as ReadableWritablePair<Uint8Array, Uint8Array>,
+    );
+  }
+  // Loaded on first use: only a client that compresses with zstd pays for node:zlib.
+  const [zlib, { Duplex }] = await Promise.all([import("node:zlib"), import("node:stream")]);
+  const pair = Duplex.toWeb(zlib.createZstdDecompress()) as unknown as {
+    readable: ReadableStream<Uint8Array>;
+    writable: WritableStream<Uint8Array>;
+  };
+  return body.pipeThrough(pair);
 }
 
 /**

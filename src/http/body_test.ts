@@ -170,3 +170,54 @@ Deno.test("body: constructor / prototype keys are ordinary data", async () => {
   assert.deepEqual(v, { constructor: { prototype: { z: 1 } } });
   assert.equal(({} as Record<string, unknown>).z, undefined);
 });
+
+async function compressed(
+  text: string,
+  format: CompressionFormat,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const stream = new Blob([text]).stream().pipeThrough(
+    new CompressionStream(format) as unknown as ReadableWritablePair<Uint8Array, Uint8Array>,
+  );
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+Deno.test("body: gzip, deflate, br and zstd bodies are decompressed", async () => {
+  const json = JSON.stringify({ model: "a/b", messages: [{ role: "user", content: "hé" }] });
+  const zlib = await import("node:zlib");
+  const bodies: Record<string, Uint8Array<ArrayBuffer>> = {
+    gzip: await compressed(json, "gzip"),
+    deflate: await compressed(json, "deflate"),
+    br: new Uint8Array(zlib.brotliCompressSync(new TextEncoder().encode(json))),
+    zstd: new Uint8Array(zlib.zstdCompressSync(new TextEncoder().encode(json))),
+  };
+  for (const [enc, bytes] of Object.entries(bodies)) {
+    const v = await readJsonBody(post(bytes, { "content-encoding": enc.toUpperCase() }), MAX);
+    assert.deepEqual(v, JSON.parse(json), enc);
+  }
+  // Codings listed in the order applied: gzip first, then deflate over it.
+  const twice = await new Response(
+    new Blob([bodies.gzip]).stream().pipeThrough(
+      new CompressionStream("deflate") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>,
+    ),
+  ).bytes();
+  const v = await readJsonBody(post(twice, { "content-encoding": "gzip, deflate" }), MAX);
+  assert.deepEqual(v, JSON.parse(json));
+});
+
+Deno.test("body: the byte limit holds for the decompressed body", async () => {
+  // 64 KiB of spaces compress to a few hundred bytes, far below the limit.
+  const bomb = await compressed(`{"a":1${" ".repeat(64 * 1024)}}`, "gzip");
+  assert.ok(bomb.byteLength < MAX);
+  const r = await status(post(bomb, { "content-encoding": "gzip" }));
+  assert.equal(r.status, 400);
+  assert.match(r.message, /exceeds 1024 bytes/);
+});
+
+Deno.test("body: an unknown coding or a corrupt compressed body is a 400 that says so", async () => {
+  const unknown = await status(post("{}", { "content-encoding": "compress" }));
+  assert.equal(unknown.status, 400);
+  assert.match(unknown.message, /unsupported Content-Encoding "compress"/);
+  const corrupt = await status(post("{not gzip}", { "content-encoding": "gzip" }));
+  assert.equal(corrupt.status, 400);
+  assert.match(corrupt.message, /could not be decompressed \(Content-Encoding: gzip\)/);
+});
