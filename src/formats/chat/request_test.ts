@@ -108,6 +108,7 @@ Deno.test("toInternal: sampling, format, reasoning and cache_control are carried
     presence_penalty: -1,
     seed: 7,
     parallel_tool_calls: false,
+    tools: [{ type: "function", function: { name: "f" } }],
     tool_choice: { type: "function", function: { name: "f" } },
     response_format: {
       type: "json_schema",

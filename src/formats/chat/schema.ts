@@ -234,8 +234,34 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
   if (bad >= 0) {
     throw badRequest(`messages[${bad}].content must be given unless the message has tool_calls`);
   }
+  checkChosenTools(r.data);
   return r.data;
 }
+
+/**
+ * A tool choice may name only declared tools, as OpenAI requires: an upstream that takes no
+ * such choice gets the named tools alone, and a name that matches none would leave it none.
+ */
+function checkChosenTools(body: ChatRequestBody): void {
+  const c = body.tool_choice;
+  if (typeof c !== "object" || c === null) return;
+  const declared = new Set((body.tools ?? []).map((t) => `${t.type}:${chosenName(t)}`));
+  const chosen = c.type === "allowed_tools"
+    ? c.allowed_tools.tools.map((t, i) => ({ t, at: `tool_choice.allowed_tools.tools[${i}]` }))
+    : [{ t: c, at: "tool_choice" }];
+  for (const { t, at } of chosen) {
+    if (!declared.has(`${t.type}:${chosenName(t)}`)) {
+      throw badRequest(
+        `${at} names the ${t.type} tool ${
+          JSON.stringify(chosenName(t))
+        }, which is not among the request's tools`,
+      );
+    }
+  }
+}
+
+const chosenName = (t: { type: "function" | "custom"; function?: unknown; custom?: unknown }) =>
+  ((t.type === "custom" ? t.custom : t.function) as { name: string }).name;
 
 /** What `checkAgainstModel` needs to know about the catalogue model. */
 export interface ChatModelLimits {

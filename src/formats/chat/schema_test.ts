@@ -429,3 +429,42 @@ Deno.test("chat schema: any value in any field gives a result or a 400, never an
     }
   }
 });
+
+Deno.test("validate: a tool choice may name only declared tools", () => {
+  const tools = [tool({ name: "f" }), { type: "custom", custom: { name: "g" } }];
+  const fine = [
+    { type: "function", function: { name: "f" } },
+    { type: "custom", custom: { name: "g" } },
+    {
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "f" } }] },
+    },
+  ];
+  for (const tool_choice of fine) validateChatRequest({ ...base, tools, tool_choice });
+  rejects(
+    { ...base, tools, tool_choice: { type: "function", function: { name: "g" } } },
+    'tool_choice names the function tool "g", which is not among the request\'s tools',
+  );
+  rejects(
+    { ...base, tool_choice: { type: "function", function: { name: "f" } } },
+    'tool_choice names the function tool "f", which is not among the request\'s tools',
+  );
+  rejects(
+    {
+      ...base,
+      tools,
+      tool_choice: {
+        type: "allowed_tools",
+        allowed_tools: {
+          mode: "required",
+          tools: [
+            { type: "function", function: { name: "f" } },
+            { type: "function", function: { name: "zzz" } },
+          ],
+        },
+      },
+    },
+    'tool_choice.allowed_tools.tools[1] names the function tool "zzz", which is not among ' +
+      "the request's tools",
+  );
+});

@@ -158,7 +158,11 @@ Deno.test("toInternal: tools, tool choice and parallel calls", () => {
   assert.deepEqual(r.toolChoice, { type: "required" });
   assert.equal(r.parallelToolCalls, false);
   const choice = (tool_choice: unknown) =>
-    internal({ messages: [{ role: "user", content: "x" }], tool_choice }).toolChoice;
+    internal({
+      messages: [{ role: "user", content: "x" }],
+      tools: [{ name: "get_weather", input_schema: { type: "object" } }],
+      tool_choice,
+    }).toolChoice;
   assert.deepEqual(choice({ type: "tool", name: "get_weather" }), {
     type: "tool",
     name: "get_weather",

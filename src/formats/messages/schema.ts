@@ -247,6 +247,16 @@ export function validateMessagesRequest(body: unknown): MessagesRequest {
     const { path, message } = problemOf(r.error.issues[0]);
     throw badRequest(`${fieldName(path, "body")}: ${message}`);
   }
+  const choice = r.data.tool_choice;
+  if (
+    choice?.type === "tool" &&
+    !(r.data.tools ?? []).some((t) => (t as { name?: unknown }).name === choice.name)
+  ) {
+    // Anthropic refuses it too; other upstreams would be offered no tool to call.
+    throw badRequest(
+      `tool_choice.name: ${JSON.stringify(choice.name)} is not the name of one of the tools`,
+    );
+  }
   return body as MessagesRequest;
 }
 

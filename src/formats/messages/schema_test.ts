@@ -218,3 +218,20 @@ Deno.test("unknown top-level fields are accepted and the client's object is retu
   };
   assert.equal(validateMessagesRequest(body), body);
 });
+
+Deno.test("validate: tool_choice names one of the tools", () => {
+  const tools = [
+    { name: "get_weather", input_schema: { type: "object" } },
+    { type: "web_search_20250305", name: "web_search" },
+  ];
+  validateMessagesRequest({ ...base, tools, tool_choice: { type: "tool", name: "get_weather" } });
+  validateMessagesRequest({ ...base, tools, tool_choice: { type: "tool", name: "web_search" } });
+  rejects(
+    { ...base, tools, tool_choice: { type: "tool", name: "get_time" } },
+    'tool_choice.name: "get_time" is not the name of one of the tools',
+  );
+  rejects(
+    { ...base, tool_choice: { type: "tool", name: "get_weather" } },
+    'tool_choice.name: "get_weather" is not the name of one of the tools',
+  );
+});

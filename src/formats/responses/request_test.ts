@@ -136,6 +136,7 @@ Deno.test("toInternal: a named tool choice", () => {
     validateResponsesRequest({
       model: "x",
       input: "a",
+      tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
       tool_choice: { type: "function", name: "f" },
     }),
     "a/b",

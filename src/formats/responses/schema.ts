@@ -14,6 +14,7 @@
  * `input[2].content[0].image_url must be an http(s) URL or a data: URL`.
  */
 import { adoptChatForm } from "./chat_form.ts";
+import { ToolMap } from "./tools.ts";
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
 import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
@@ -391,7 +392,34 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
   }
   const r = ResponsesRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0]));
+  checkChosenTools(body as Record<string, unknown>);
   return body as ResponsesRequest;
+}
+
+/**
+ * A tool choice may name only declared tools, as OpenAI requires: other upstreams are
+ * offered the named tools alone, and a name that matches none would leave them none.
+ */
+function checkChosenTools(body: Record<string, unknown>): void {
+  const c = body.tool_choice as Record<string, unknown> | null | undefined;
+  if (typeof c !== "object" || c === null) return;
+  const chosen = c.type === "allowed_tools"
+    ? (Array.isArray(c.tools) ? c.tools as Record<string, unknown>[] : [])
+      .map((t, i) => ({ t, at: `tool_choice.tools[${i}]` }))
+    : [{ t: c, at: "tool_choice" }];
+  let map: ToolMap | undefined;
+  for (const { t, at } of chosen) {
+    if ((t?.type !== "function" && t?.type !== "custom") || typeof t.name !== "string") continue;
+    map ??= new ToolMap(body);
+    const internal = map.name(t.name, t.namespace as string | undefined);
+    if (!map.tools.some((d) => d.name === internal)) {
+      throw badRequest(
+        `${at} names the ${t.type} tool ${
+          JSON.stringify(t.name)
+        }, which is not among the request's tools`,
+      );
+    }
+  }
 }
 
 // ---- error messages ------------------------------------------------------------------------

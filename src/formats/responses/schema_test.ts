@@ -221,3 +221,38 @@ Deno.test("responses schema: a content part of no Responses type is refused, nam
     }],
   });
 });
+
+Deno.test("validate: a tool choice may name only declared tools", () => {
+  const base = {
+    model: "openai/gpt-5",
+    input: "hi",
+    tools: [
+      { type: "function", name: "f", parameters: { type: "object" } },
+      { type: "web_search" },
+    ],
+  };
+  validateResponsesRequest({ ...base, tool_choice: { type: "function", name: "f" } });
+  validateResponsesRequest({
+    ...base,
+    tool_choice: {
+      type: "allowed_tools",
+      mode: "auto",
+      tools: [{ type: "function", name: "f" }, { type: "web_search" }],
+    },
+  });
+  rejects(
+    { ...base, tool_choice: { type: "function", name: "g" } },
+    /^tool_choice names the function tool "g", which is not among the request's tools$/,
+  );
+  rejects(
+    {
+      ...base,
+      tool_choice: {
+        type: "allowed_tools",
+        mode: "required",
+        tools: [{ type: "web_search" }, { type: "custom", name: "h" }],
+      },
+    },
+    /^tool_choice\.tools\[1\] names the custom tool "h"/,
+  );
+});
