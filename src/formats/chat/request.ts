@@ -20,6 +20,7 @@ import type {
 import type { ChatMessage, ChatRequestBody } from "./schema.ts";
 import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
+import { resultContent } from "../tool_results.ts";
 import { isPdfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
@@ -366,13 +367,14 @@ function pushUser(out: Obj[], parts: Part[]): void {
   for (const p of parts) {
     switch (p.type) {
       case "tool_result": {
-        const texts = p.content.filter((c): c is TextPart => c.type === "text");
+        const content = resultContent(p);
+        const texts = content.filter((c): c is TextPart => c.type === "text");
         out.push({
           role: "tool",
           tool_call_id: p.callId,
           content: texts.length === 0 ? "" : textContent(texts),
         });
-        for (const c of p.content) if (c.type === "image") rest.push(imagePartToChat(c));
+        for (const c of content) if (c.type === "image") rest.push(imagePartToChat(c));
         break;
       }
       case "text":

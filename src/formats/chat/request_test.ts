@@ -397,3 +397,31 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
   toOpenAIDialect(own);
   assert.deepEqual(own, { model: "m", messages: [], reasoning_effort: "low" });
 });
+
+Deno.test("fromInternal: a failed tool call's result says so (chat has no is_error)", () => {
+  const result = (text: string | undefined, isError: boolean) => ({
+    type: "tool_result" as const,
+    callId: "c",
+    content: text === undefined ? [] : [{ type: "text" as const, text }],
+    isError,
+  });
+  const contents = [
+    result("exit code 1: no such file", true),
+    result(undefined, true),
+    result("<tool_use_error>File does not exist.</tool_use_error>", true),
+    result("Error: denied", true),
+    result("fine", false),
+  ].map((p) =>
+    (fromInternal(
+      { model: "m", system: [], stream: false, messages: [{ role: "user", parts: [p] }] },
+      "up",
+    ).messages as { content: unknown }[])[0].content
+  );
+  assert.deepEqual(contents, [
+    "Error: exit code 1: no such file",
+    "Error",
+    "<tool_use_error>File does not exist.</tool_use_error>",
+    "Error: denied",
+    "fine",
+  ]);
+});

@@ -41,6 +41,7 @@ import {
 } from "../../events/text_request.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
+import { resultContent } from "../tool_results.ts";
 import type {
   ContentPart,
   InputItem,
@@ -516,7 +517,7 @@ function messagesToItems(messages: Message[]): Obj[] {
           items.push({
             type: "function_call_output",
             call_id: p.callId,
-            output: toolOutput(p.content),
+            output: toolOutput(resultContent(p)),
           });
           break;
         default: {

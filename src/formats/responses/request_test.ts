@@ -564,3 +564,26 @@ Deno.test("toInternal: allowed_tools offers only the allowed tools, one required
   assert.deepEqual(two.tools?.map((t) => t.name), ["get_time", "get_date"]);
   assert.deepEqual(two.toolChoice, { type: "auto" });
 });
+
+Deno.test("fromInternal: a failed tool call's output says so (responses has no is_error)", () => {
+  const body = fromInternal({
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [
+      { role: "assistant", parts: [{ type: "tool_call", id: "c", name: "f", arguments: "{}" }] },
+      {
+        role: "user",
+        parts: [{
+          type: "tool_result",
+          callId: "c",
+          content: [{ type: "text", text: "permission denied" }],
+          isError: true,
+        }],
+      },
+    ],
+  }, "gpt-5");
+  const output = (body.input as { type: string; output?: unknown }[])
+    .find((i) => i.type === "function_call_output")?.output;
+  assert.equal(output, "Error: permission denied");
+});
