@@ -26,10 +26,11 @@ export function createListing(catalogue: Catalogue, rates: Rates): Listing {
     name: alias.name,
     created: alias.created,
     description: alias.description,
+    ...sdkFields(alias),
   }));
   const embedding = catalogue.embeddingModels().map((m) => publicModel(m, rates));
-  const models = cachedJson({ data: newestFirst([...generative, ...aliases]) });
-  const embeddings = cachedJson({ data: newestFirst(embedding) });
+  const models = cachedJson(page(newestFirst([...generative, ...aliases])));
+  const embeddings = cachedJson(page(newestFirst(embedding)));
   const byId = new Map([...generative, ...aliases, ...embedding].map((m) => [m.id, m]));
   // Rendered on first request: most of ~500 entries are never asked for one by one.
   const one = new Map<string, (req: Request) => Response>();
@@ -49,12 +50,46 @@ export function createListing(catalogue: Catalogue, rates: Rates): Listing {
 }
 
 /**
- * The spec's Model object, field for field, prices in roubles with markup. Seed-only fields
- * (image capabilities, dimensions, tiered prices, output cap) are for the gateway, not shown.
+ * The spec's listing root, `{ data }`, with what the SDKs' list types also read: OpenAI's
+ * `object: "list"`, Anthropic's page fields (one page holds every model).
+ */
+function page(models: PublicModel[]) {
+  return {
+    object: "list",
+    data: models,
+    has_more: false,
+    first_id: models[0]?.id ?? null,
+    last_id: models.at(-1)?.id ?? null,
+  };
+}
+
+/**
+ * The spec's Model object, field for field, prices in roubles with markup, then the fields
+ * the SDKs' model types declare (OpenAI's `object`, `owned_by`; Anthropic's `type`,
+ * `display_name`, `created_at`). Seed-only fields (image capabilities, dimensions, tiered
+ * prices, output cap) are for the gateway, not shown.
  */
 export function publicModel(m: CatalogueModel, rates: Rates) {
   const usd: Record<string, string> = {};
   for (const key of STANDARD_PRICE_KEYS) usd[key] = m.pricing[key] ?? "0";
+  return {
+    ...fields(m, rates, usd),
+    ...sdkFields(m),
+  };
+}
+
+/** What the SDKs' model types read, from the spec's fields. */
+export function sdkFields(m: { id: string; name: string; created: number }) {
+  return {
+    object: "model",
+    owned_by: m.id.replace(/^~/, "").split("/")[0],
+    type: "model",
+    display_name: m.name,
+    created_at: new Date(m.created * 1000).toISOString().replace(".000Z", "Z"),
+  };
+}
+
+function fields(m: CatalogueModel, rates: Rates, usd: Record<string, string>) {
   return {
     id: m.id,
     canonical_slug: m.canonical_slug,
@@ -83,6 +118,7 @@ function newestFirst(models: PublicModel[]): PublicModel[] {
 
 function cachedJson(value: unknown): (req: Request) => Response {
   const body = JSON.stringify(value);
+  const length = String(new TextEncoder().encode(body).byteLength);
   const etag = `"${createHash("sha256").update(body).digest("base64url")}"`;
   return (req) => {
     const headers = { "etag": etag, "cache-control": CACHE_CONTROL };
@@ -90,7 +126,9 @@ function cachedJson(value: unknown): (req: Request) => Response {
       return new Response(null, { status: 304, headers });
     }
     const full = { ...headers, "content-type": "application/json" };
-    return new Response(req.method === "HEAD" ? null : body, { status: 200, headers: full });
+    if (req.method !== "HEAD") return new Response(body, { status: 200, headers: full });
+    // A HEAD answer says how long the GET body is.
+    return new Response(null, { status: 200, headers: { ...full, "content-length": length } });
   };
 }
 

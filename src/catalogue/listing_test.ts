@@ -36,15 +36,31 @@ function get(path: string, headers: HeadersInit = {}, method = "GET") {
   return new Request(`http://gateway.test${path}`, { method, headers });
 }
 
+/** What the SDKs' model types declare besides the spec's fields (OpenAI's, Anthropic's). */
+const SDK_FIELDS = ["object", "owned_by", "type", "display_name", "created_at"];
+
+/** The spec's root, then the SDKs' list fields: OpenAI's `object`, Anthropic's page. */
 async function data(res: Response): Promise<Json[]> {
   const body = await res.json();
-  assert.deepEqual(Object.keys(body), ["data"]);
+  assert.deepEqual(Object.keys(body), ["object", "data", "has_more", "first_id", "last_id"]);
+  assert.equal(body.object, "list");
+  assert.equal(body.has_more, false);
+  assert.equal(body.first_id, body.data[0].id);
+  assert.equal(body.last_id, body.data.at(-1).id);
   return body.data;
 }
 
-/** Exactly the spec's Model object: these fields, these types, nothing else. */
+/**
+ * The spec's Model object: these fields, these types, then the SDKs' model fields drawn from
+ * them, nothing else.
+ */
 function assertModel(m: Json) {
-  assert.deepEqual(Object.keys(m), MODEL_FIELDS, String(m.id));
+  assert.deepEqual(Object.keys(m), [...MODEL_FIELDS, ...SDK_FIELDS], String(m.id));
+  assert.equal(m.object, "model");
+  assert.equal(m.type, "model");
+  assert.equal(m.owned_by, (m.id as string).replace(/^~/, "").split("/")[0]);
+  assert.equal(m.display_name, m.name);
+  assert.equal(Date.parse(m.created_at as string), (m.created as number) * 1000);
   for (const k of ["id", "canonical_slug", "name", "description"]) {
     assert.equal(typeof m[k], "string", `${m.id} ${k}`);
   }
@@ -144,11 +160,13 @@ Deno.test("a matching If-None-Match gets 304 with no body; anything else gets 20
   }
 });
 
-Deno.test("HEAD answers with the headers only", () => {
+Deno.test("HEAD answers with the headers only, the GET body's length among them", async () => {
   const res = listing.models(get("/v1/models", {}, "HEAD"));
   assert.equal(res.status, 200);
   assert.equal(res.body, null);
   assert.ok(res.headers.get("etag"));
+  const body = await listing.models(get("/v1/models")).bytes();
+  assert.equal(res.headers.get("content-length"), String(body.byteLength));
 });
 
 Deno.test("the ETag is stable across constructions and changes with the rates", async () => {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { hashKey } from "../../src/store/keys.ts";
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 
 const CHAT_MODEL = "openai/gpt-4o-mini";
 const MESSAGES_MODEL = "anthropic/claude-sonnet-4.5";
@@ -277,7 +278,7 @@ Deno.test("foundation: /v1/models lists >300 generative models with every Model 
     const res = await call(g, "GET", "/v1/models");
     assert.equal(res.status, 200);
     const body = (await json(res)) as { data: Record<string, unknown>[] };
-    assert.deepEqual(Object.keys(body), ["data"]);
+    assert.deepEqual(Object.keys(body), ["object", "data", "has_more", "first_id", "last_id"]);
     assert.ok(body.data.length > 300, `${body.data.length} models`);
     for (const m of body.data) assertModel(m);
     const ids = body.data.map((m) => m.id as string);
@@ -346,6 +347,30 @@ Deno.test("foundation: the listings require a key (spec: all endpoints require i
     });
     assert.equal(cached.status, 401);
     await cached.body?.cancel();
+  });
+});
+
+Deno.test("foundation: both SDKs list and retrieve models with the fields their types declare", async () => {
+  await withGateway(async (g) => {
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    const listed = [];
+    for await (const m of openai.models.list()) listed.push(m);
+    assert.ok(listed.length > 300, `${listed.length} models`);
+    const gpt = listed.find((m) => m.id === CHAT_MODEL);
+    assert.equal(gpt?.object, "model");
+    assert.equal(gpt?.owned_by, "openai");
+    assert.ok(Number.isInteger(gpt?.created));
+
+    const anthropic = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const seen = [];
+    for await (const m of anthropic.models.list()) seen.push(m);
+    // One page: the SDK stops on has_more false instead of asking again after last_id.
+    assert.equal(seen.length, listed.length);
+    const claude = await anthropic.models.retrieve(MESSAGES_MODEL);
+    assert.equal(claude.type, "model");
+    assert.equal(claude.id, MESSAGES_MODEL);
+    assert.match(claude.display_name, /Claude Sonnet 4\.5/);
+    assert.ok(!Number.isNaN(Date.parse(claude.created_at)), claude.created_at);
   });
 });
 
