@@ -21,6 +21,16 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
   // Settlements batched in memory are written first: a call answered a moment ago is listed.
   await app.quota.flush();
   const rows = await app.store.listGenerations(caller.accountId, { limit: limit + 1, before });
+  if (rows.length === 0 && before !== undefined) {
+    // An empty page after a cursor is the end of the history only if the cursor is real.
+    if (!await app.store.getGeneration(caller.accountId, before)) {
+      throw new GatewayError(
+        400,
+        `cursor ${JSON.stringify(before)} is not a generation of this account; pass the ` +
+          "next_cursor of a previous page",
+      );
+    }
+  }
   const page = rows.slice(0, limit);
   return Response.json({
     object: "list",

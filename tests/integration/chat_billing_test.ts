@@ -189,6 +189,16 @@ Deno.test("chat billing: GET /v1/generations lists newest first with cursor pagi
     assert.deepEqual(p2.data.map((x) => x.id), newest.slice(2));
     assert.equal(p2.has_more, false);
     assert.equal(p2.next_cursor, null);
+    // The oldest generation as cursor: the end, an empty page.
+    const end = await c.get("/generations", { query: { cursor: newest.at(-1) } }) as Obj;
+    assert.deepEqual(end.data, []);
+    // A cursor that names nothing (mistyped, or another account's) is not taken for the end.
+    const other = await g.account("10");
+    for (const cursor of ["gen_nonexistent", newest[0]]) {
+      const e = await sdkError(client(g, other.key).get("/generations", { query: { cursor } }));
+      assert.equal(e.status, 400, cursor);
+      assert.match(String((e.error as Obj).message), /is not a generation of this account/);
+    }
   }));
 
 Deno.test("chat billing: another account's generation id → 404", () =>
