@@ -21,6 +21,7 @@ import type { ChatMessage, ChatRequestBody } from "./schema.ts";
 import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
+import { upstreamUser } from "../upstream_user.ts";
 import { isPdfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
@@ -333,7 +334,7 @@ export function fromInternal(
       if (effort) body.reasoning_effort = effort;
     }
   }
-  if (req.user !== undefined) body.user = req.user;
+  if (req.user !== undefined) body.user = upstreamUser(req.user);
   return body;
 }
 
@@ -514,6 +515,7 @@ export function toOpenAIDialect(body: Obj): void {
     body.reasoning_effort = r.effort;
   }
   for (const k of OPENROUTER_ONLY) delete body[k];
+  if (typeof body.user === "string") body.user = upstreamUser(body.user);
   if (body.max_tokens != null) {
     body.max_completion_tokens ??= body.max_tokens;
     delete body.max_tokens;

@@ -425,3 +425,27 @@ Deno.test("fromInternal: a failed tool call's result says so (chat has no is_err
     "fine",
   ]);
 });
+
+Deno.test("the end-user id reaches OpenAI within its 64 characters", () => {
+  // Claude Code's metadata.user_id: a JSON object of ~150 characters; OpenAI refuses > 64.
+  const long = JSON.stringify({
+    device_id: "0".repeat(64),
+    account_uuid: "",
+    session_id: "5b4c1f9e-2f0a-4c55-9a53-0d8f2f0e7c11",
+  });
+  const req = (user: string): TextRequest => ({
+    model: "m",
+    system: [],
+    stream: false,
+    user,
+    messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+  });
+  const sent = fromInternal(req(long), "gpt-4o").user as string;
+  assert.match(sent, /^[0-9a-f]{64}$/);
+  assert.equal(fromInternal(req(long), "gpt-4o").user, sent, "one stable id per end user");
+  assert.notEqual(fromInternal(req(long + "x"), "gpt-4o").user, sent);
+  assert.equal(fromInternal(req("user-42"), "gpt-4o").user, "user-42");
+  const passed = { model: "gpt-4o", messages: [], user: long };
+  toOpenAIDialect(passed);
+  assert.equal(passed.user, sent);
+});

@@ -42,6 +42,7 @@ import {
 import type { UpstreamNeed } from "../text_format.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
+import { upstreamUser } from "../upstream_user.ts";
 import type {
   ContentPart,
   InputItem,
@@ -399,6 +400,7 @@ function webSearchOf(tools: unknown): WebSearch | undefined {
  */
 export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: string): Obj {
   const out: Obj = { ...body, model: upstreamModel, store: false };
+  if (typeof out.user === "string") out.user = upstreamUser(out.user);
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input) && input.some(unsendableReasoning)) {
     out.input = input.filter((i) => !unsendableReasoning(i));
@@ -466,7 +468,7 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
       "web_search_call.action.sources",
     ];
   }
-  if (req.user) body.user = req.user;
+  if (req.user) body.user = upstreamUser(req.user);
   body.stream = req.stream;
   body.store = false;
   return body;

@@ -587,3 +587,17 @@ Deno.test("fromInternal: a failed tool call's output says so (responses has no i
     .find((i) => i.type === "function_call_output")?.output;
   assert.equal(output, "Error: permission denied");
 });
+
+Deno.test("the end-user id reaches OpenAI within its 64 characters", () => {
+  const long = `{"device_id":"${"a".repeat(64)}","account_uuid":"","session_id":"s"}`;
+  const body = fromInternal({
+    model: "m",
+    system: [],
+    stream: false,
+    user: long,
+    messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+  }, "gpt-5");
+  assert.match(body.user as string, /^[0-9a-f]{64}$/);
+  assert.equal(passThroughRequest({ input: "hi", user: long }, "gpt-5").user, body.user);
+  assert.equal(passThroughRequest({ input: "hi", user: "u1" }, "gpt-5").user, "u1");
+});
