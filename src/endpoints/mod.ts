@@ -102,9 +102,10 @@ export async function callCandidates<T>(
     if (!outcome.ok) {
       last = outcome.error ?? a.decodeError(outcome.status, outcome.body);
       if (outcome.status === 499) return { ok: false, error: last };
+      // A refused request (4xx other than 429) is not the provider failing (see pipeline.ts).
+      if (!outcome.retry) return { ok: false, error: last };
       recordOutcome(app.breakers, c, false);
-      if (outcome.retry) continue;
-      return { ok: false, error: last };
+      continue;
     }
     const remaining = Math.max(1, timeoutMs - (performance.now() - started));
     let timedOut = false;

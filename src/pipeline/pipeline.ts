@@ -388,9 +388,12 @@ async function attempt(
       lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);
       if (lastError.status === 503) overloaded ??= lastError;
       if (outcome.status === 499) break;
+      // Only the provider's own failures (connection, timeout, 429, 5xx) count against it: a
+      // request it refused (400, 403, 413, …) says nothing of its health, and one caller's bad
+      // requests must not reroute every account's calls.
+      if (!outcome.retry) break;
       recordOutcome(app.breakers, c, false);
-      if (outcome.retry) continue;
-      break;
+      continue;
     }
     const meter = new Meter({
       generationId: hold.generationId,
@@ -425,9 +428,9 @@ async function attempt(
       lastError = result.error;
       if (lastError.status === 503) overloaded ??= lastError;
       if (result.error.status === 499) return cancelled(hold);
+      if (!result.retry) break;
       recordOutcome(app.breakers, c, false);
-      if (result.retry) continue;
-      break;
+      continue;
     }
     recordOutcome(app.breakers, c, true);
     return result.stream

@@ -449,3 +449,27 @@ Deno.test("chat (streaming): an upstream silent after its headers gets the statu
     await upstream.server.shutdown();
   }
 });
+
+Deno.test("chat failover: requests the provider refuses (400) do not open its breaker", () =>
+  withGateway(async (g) => {
+    // More refused requests in a row than the breaker's threshold of failures.
+    for (let i = 0; i < 8; i++) {
+      const e = await sdkError(
+        client(g).chat.completions.create({
+          model: MODEL,
+          messages: [{ role: "user", content: "a bad request [[mock:error=400]]" }],
+        }),
+      );
+      assert.equal(e.status, 400);
+    }
+    const { id } = await complete(g, false);
+    const gen = await settledGeneration(g, g.accountId, id);
+    assert.equal(gen.provider, "openai", "still served by the first provider");
+  }, {
+    providers: {
+      providers: [
+        mockProvider("openai", { priority: 1 }),
+        mockProvider("backup", { priority: 10 }),
+      ],
+    },
+  }));
