@@ -404,7 +404,25 @@ export class SqlStore implements Store {
    */
   async reserve(g: GenerationOpen): Promise<boolean> {
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
-    const rows = await this.#db.query(
+    return await this.#db.transaction(async (tx) => {
+      // A capped key's reserves take turns. The cap check sums the key's running holds, and
+      // a statement sees only what was committed when it began: two reserves at once each
+      // missed the other's hold, and a 0.04 ₽ cap let 0.10 ₽ through. Locking first makes
+      // the next reserve's statement begin after this one commits. The lock is the account
+      // row's, which every settlement takes before the key's: locking the key first could
+      // deadlock with a settlement.
+      await tx.query(
+        `SELECT 1 FROM accounts WHERE id = $1 AND EXISTS (
+           SELECT 1 FROM api_keys WHERE id = $2 AND spend_limit IS NOT NULL
+         ) FOR UPDATE`,
+        [g.accountId, g.keyId],
+      );
+      return await this.#reserveIn(tx, g);
+    });
+  }
+
+  async #reserveIn(db: Db, g: GenerationOpen): Promise<boolean> {
+    const rows = await db.query(
       `WITH k AS (
          SELECT 1 FROM api_keys
          WHERE id = $2 AND account_id = $1

@@ -364,6 +364,18 @@ for (const { name, open: openStore } of await testStores()) {
     await invariants(store, account.id);
   });
 
+  test("concurrent reserves on a capped key admit only what the cap covers", async (store) => {
+    const { account, key } = await seed(store, 100n * RUB);
+    await store.setKeyLimits(key.id, { spend: 5n * RUB });
+    // Every pooled connection open first, so that the reserves do run at once.
+    await Promise.all(Array.from({ length: 16 }, () => store.getAccount(account.id)));
+    const results = await Promise.all(
+      Array.from({ length: 24 }, () => store.reserve(open(account.id, key.id, 2n * RUB))),
+    );
+    assert.equal(results.filter(Boolean).length, 2, "2 × 2 ₽ fit a 5 ₽ cap, 3 do not");
+    await invariants(store, account.id);
+  });
+
   test("staleGenerations lists running generations opened before a time", async (store) => {
     const { account, key } = await seed(store, RUB);
     const a = open(account.id, key.id, 1n);
