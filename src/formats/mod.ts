@@ -5,7 +5,7 @@
 import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
 import { badRequest, timeoutAsProviderError } from "../http/gateway_error.ts";
-import type { ClientFormat } from "./text_format.ts";
+import type { ClientFormat, UpstreamNeed } from "./text_format.ts";
 import { type ChatRequestBody, checkAgainstModel, validateChatRequest } from "./chat/schema.ts";
 import * as chatRequest from "./chat/request.ts";
 import {
@@ -70,13 +70,26 @@ export const chat: ClientFormat = {
         protocols: ["openai-chat"],
         reason: "custom tools need a model served in the chat completions format",
       }
-      : undefined,
+      : stopNeed(body.stop),
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
   createEncoder: createChatEncoder,
   encodeBody: encodeChatBody,
   createPassThrough: createChatPassThrough,
   passThroughBody: chatPassThroughBody,
 };
+
+/**
+ * Stop sequences: the responses API has none, so a model served only in that format would
+ * run past them unseen; such a request is a 400 there, not a silent change of the answer.
+ */
+function stopNeed(stop: unknown): UpstreamNeed | undefined {
+  if (stop == null || stop === "" || (Array.isArray(stop) && stop.length === 0)) return undefined;
+  return {
+    protocols: ["openai-chat", "anthropic-messages"],
+    reason: "stop sequences need a model served in the chat completions or messages format " +
+      "(the responses API has none)",
+  };
+}
 
 export const messagesFormat: ClientFormat = {
   name: "messages",
@@ -90,7 +103,9 @@ export const messagesFormat: ClientFormat = {
   },
   toInternal: (body, slug) =>
     messages.toInternal(body as unknown as messages.MessagesRequest, slug),
-  upstreamsFor: (body) => messages.upstreamsFor(body as unknown as messages.MessagesRequest),
+  upstreamsFor: (body) =>
+    messages.upstreamsFor(body as unknown as messages.MessagesRequest) ??
+      stopNeed(body.stop_sequences),
   passThroughRequest: (body, upstreamModel) =>
     messages.passThroughRequest(body as unknown as messages.MessagesRequest, upstreamModel),
   createEncoder: messages.createMessagesEncoder,
