@@ -299,7 +299,10 @@ function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {
-  return c.provider.prices[model.id] ?? catalogue.chargedPrices(model);
+  const table = c.provider.prices[model.id] ?? catalogue.chargedPrices(model);
+  const search = c.provider.webSearchUsd;
+  if (search === undefined || !/^[0.]*$/.test(table.web_search ?? "0")) return table;
+  return { ...table, web_search: search };
 }
 
 /**

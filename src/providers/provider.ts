@@ -59,6 +59,12 @@ const providerSchema = z.object({
   nameReplace: z.array(z.tuple([z.string(), z.string()])).default([]),
   /** Slug → USD price overrides (same keys as the catalogue's pricing). */
   prices: z.record(z.string(), z.record(z.string(), z.string())).default({}),
+  /**
+   * USD per search of the provider's hosted web search, for models whose catalogue price for
+   * it is zero: the listing gives none for OpenAI's non-reasoning models, which OpenAI bills
+   * per search all the same.
+   */
+  webSearchUsd: z.string().regex(/^\d+(\.\d+)?$/).optional(),
   headers: z.record(z.string(), z.string()).default({}),
   /**
    * Slug patterns (`*` matches anything) the provider serves through `openai-responses`

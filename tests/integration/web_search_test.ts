@@ -18,9 +18,9 @@ const SEARCH_PRICE = "0.01";
  * The debit of `n` searches alone, markup included, rounded up as one generation would be:
  * worked out here from the rates, not by the cost code under test.
  */
-function searchesNano(g: TestGateway, n: number, markup = true): bigint {
+function searchesNano(g: TestGateway, n: number, markup = true, price = SEARCH_PRICE): bigint {
   const { usdRub, markupFactor } = g.gw.ctx.rates;
-  const rub = mul(mulInt(parseDec(SEARCH_PRICE), n), usdRub);
+  const rub = mul(mulInt(parseDec(price), n), usdRub);
   return ceilNano(markup ? mul(rub, markupFactor) : rub);
 }
 
@@ -218,6 +218,29 @@ Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the 
       await debitOf(g, whole.response.headers.get("x-generation-id")!),
       await debitOf(g, none.response.headers.get("x-generation-id")!),
       searchesNano(g, 2),
+    );
+  });
+});
+
+Deno.test("web search (responses, OpenAI): a model whose listing prices searches at 0 is billed OpenAI's per-search price", async () => {
+  await withGateway(async (g) => {
+    const model = "openai/gpt-4o";
+    const listed = g.gw.ctx.catalogue.resolve(model);
+    assert.equal(Number(listed?.pricing.web_search), 0, "the listing gives no search price");
+    const c = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    const ask = (n: number) =>
+      c.responses.create({
+        model,
+        tools: [{ type: "web_search" }],
+        input: `news? [[mock:tokens=3,searches=${n}]]`,
+      }).withResponse();
+    const two = await ask(2);
+    const none = await ask(0);
+    // config/providers.json: OpenAI's price for a search by a non-reasoning model.
+    assertSearchDebit(
+      await debitOf(g, two.response.headers.get("x-generation-id")!),
+      await debitOf(g, none.response.headers.get("x-generation-id")!),
+      searchesNano(g, 2, true, "0.025"),
     );
   });
 });
