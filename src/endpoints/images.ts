@@ -176,6 +176,7 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     const bill = imageCost(call.model, pricesFor(c, call.model, app.catalogue), billed, {
       images: images.length,
       inputTokens: up.inputTokens,
+      inputImageTokens: up.inputImageTokens,
       outputTokens: up.outputTokens,
       costUsd: up.costUsd,
     }, app.rates);

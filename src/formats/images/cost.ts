@@ -118,6 +118,8 @@ export interface ImageOutcome {
   images: number;
   /** Reported by the provider, when it did. */
   inputTokens?: number;
+  /** The part of `inputTokens` that was images, when the provider said. */
+  inputImageTokens?: number;
   outputTokens?: number;
   costUsd?: string;
 }
@@ -172,10 +174,45 @@ export function imageCost(
       tokens.output = output;
       usage = { input, output, costUsd: outcome.costUsd };
       table = { ...extras, prompt: shape.input, completion: shape.output };
+      const split = inputSplit(model, prices, input, outcome.inputImageTokens);
+      if (split) {
+        // Text and image input at their own prices (gpt-image-2: 5 and 8 USD per million);
+        // the image tokens are the generation's input images, at the per-token image price.
+        usage.input = split.text;
+        table = { ...table, prompt: split.textUsd, image: split.imageUsd };
+        return {
+          cost: computeCost(usage, table, rates, { images: split.image }),
+          tokens,
+          source,
+        };
+      }
       break;
     }
   }
   return { cost: computeCost(usage, table, rates, { images: refs }), tokens, source };
+}
+
+/**
+ * Input tokens split into text and image where the catalogue prices them apart and the
+ * provider reported how many were images; undefined otherwise (all input at one price).
+ */
+function inputSplit(
+  model: CatalogueModel,
+  prices: PriceTable,
+  input: number,
+  imageTokens: number | undefined,
+) {
+  if (imageTokens === undefined || imageTokens > input) return undefined;
+  // A per-image input price would be counted twice; a provider's own price table (one that
+  // differs from the catalogue's) is not the catalogue's unit prices.
+  if (valid(prices.image) && parseDec(prices.image).n > 0n) return undefined;
+  if (prices.prompt !== model.pricing.prompt) return undefined;
+  const unit = (billable: string) =>
+    model.image?.unit_prices?.find((u) => u.billable === billable && u.unit === "token")?.usd;
+  const textUsd = unit("input_text");
+  const imageUsd = unit("input_image");
+  if (textUsd === undefined || imageUsd === undefined) return undefined;
+  return { text: input - imageTokens, image: imageTokens, textUsd, imageUsd };
 }
 
 /** The hold: the estimate for `n` images, nothing reported yet. */

@@ -118,3 +118,32 @@ Deno.test("image cost: a provider's price table overrides the catalogue's", () =
   );
   assert.equal(nanoToRub(bill.cost.nano), 1);
 });
+
+Deno.test("image cost: text and image input at their own prices when the provider splits them", () => {
+  const m = model("openai/gpt-image-2"); // input_text 0.000005, input_image 0.000008
+  const split = imageCost(m, m.pricing, params(), {
+    images: 1,
+    inputTokens: 514,
+    inputImageTokens: 500,
+    outputTokens: 272,
+  }, rates);
+  // 14 × 0.000005 + 500 × 0.000008 + 272 × 0.00003 = 0.01223 USD
+  assert.equal(nanoToRub(split.cost.nano), 1.223);
+  assert.deepEqual(split.tokens, { input: 514, output: 272 });
+  // Not split by the provider: all input at the listing's prompt price.
+  const whole = imageCost(m, m.pricing, params(), {
+    images: 1,
+    inputTokens: 14,
+    outputTokens: 272,
+  }, rates);
+  // 14 × 0.000008 + 272 × 0.00003 = 0.008272 USD
+  assert.equal(nanoToRub(whole.cost.nano), 0.8272);
+  const textOnly = imageCost(m, m.pricing, params(), {
+    images: 1,
+    inputTokens: 14,
+    inputImageTokens: 0,
+    outputTokens: 272,
+  }, rates);
+  // 14 × 0.000005 + 272 × 0.00003 = 0.00823 USD
+  assert.equal(nanoToRub(textOnly.cost.nano), 0.823);
+});

@@ -16,6 +16,8 @@ export type ImageOut = { b64: string } | { url: string };
 export interface UpstreamImages {
   images: ImageOut[];
   inputTokens?: number;
+  /** The part of `inputTokens` that was images (OpenAI's `input_tokens_details`). */
+  inputImageTokens?: number;
   outputTokens?: number;
   costUsd?: string;
   /** Echoed to the client when the upstream said them. */
@@ -164,5 +166,7 @@ function readUsage(out: UpstreamImages, usage: unknown, input: string, output: s
   if (!isObject(usage)) return;
   out.inputTokens = int(usage[input]);
   out.outputTokens = int(usage[output]);
+  const details = usage.input_tokens_details;
+  if (isObject(details)) out.inputImageTokens = int(details.image_tokens);
   if (typeof usage.cost === "number" && usage.cost >= 0) out.costUsd = String(usage.cost);
 }

@@ -95,13 +95,19 @@ Deno.test("Images API answer decoding", () => {
   const up = decodeImagesApiBody({
     created: 1,
     data: [{ b64_json: "AAAA" }, { url: "https://e/y.png" }],
-    usage: { input_tokens: 5, output_tokens: 272, total_tokens: 277 },
+    usage: {
+      input_tokens: 5,
+      input_tokens_details: { text_tokens: 3, image_tokens: 2 },
+      output_tokens: 272,
+      total_tokens: 277,
+    },
     output_format: "png",
     size: "1024x1024",
     quality: "low",
   });
   assert.deepEqual(up.images, [{ b64: "AAAA" }, { url: "https://e/y.png" }]);
   assert.equal(up.inputTokens, 5);
+  assert.equal(up.inputImageTokens, 2);
   assert.equal(up.outputTokens, 272);
   assert.deepEqual(up.extras, { output_format: "png", size: "1024x1024", quality: "low" });
   for (const bad of [null, {}, { data: [{}] }, { data: [5] }]) {
