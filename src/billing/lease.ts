@@ -109,7 +109,7 @@ export class LeaseQuota implements Quota {
 
   async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
     // Not in #open: its settlement goes to the store too.
-    if (opts.keyCapped) return this.store.reserve(g);
+    if (opts.keyCapped) return this.store.reserve(g, opts);
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
     await this.#batches.room();
     this.#startTicking();

@@ -42,8 +42,8 @@ export interface Quota {
 export class StoreQuota implements Quota {
   readonly peersBatch = false;
   constructor(private readonly store: Store) {}
-  reserve(g: GenerationOpen) {
-    return this.store.reserve(g);
+  reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }) {
+    return this.store.reserve(g, opts);
   }
   settle(s: Settlement) {
     return this.store.settle(s);

@@ -402,8 +402,10 @@ export class SqlStore implements Store {
    * so the cap may be exceeded by at most one hold per concurrent request. The account
    * balance check has no such gap: it is re-checked on the locked row.)
    */
-  async reserve(g: GenerationOpen): Promise<boolean> {
+  async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
+    // A key known to have no cap needs no turn: one statement (one round trip) is enough.
+    if (opts.keyCapped === false) return await this.#reserveIn(this.#db, g);
     return await this.#db.transaction(async (tx) => {
       // A capped key's reserves take turns. The cap check sums the key's running holds, and
       // a statement sees only what was committed when it began: two reserves at once each

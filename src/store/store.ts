@@ -176,10 +176,12 @@ export interface Store {
   ): Promise<{ entry: LedgerEntry; applied: boolean }>;
 
   /**
-   * One statement: reserves `hold` on the balance if `balance - held >= hold` (and the key's
-   * spend cap allows it) and opens the generation row. Returns false when funds are short.
+   * Reserves `hold` on the balance if `balance - held >= hold` (and the key's spend cap
+   * allows it) and opens the generation row, in one statement; for a key with a cap (or not
+   * known to have none) after taking the account row's lock, so that reserves at once see
+   * each other's holds. Returns false when funds are short.
    */
-  reserve(g: GenerationOpen): Promise<boolean>;
+  reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean>;
   /**
    * One transaction: debits the cost, releases the hold, writes the ledger entry (unique per
    * generation) and closes the generation row. A repeat is a no-op returning false.
