@@ -94,7 +94,7 @@ function contentEncodings(header: string | null): string[] {
   for (const raw of header.split(",")) {
     const enc = raw.trim().toLowerCase();
     if (enc === "" || enc === "identity") continue;
-    if (!(enc in codings)) {
+    if (!Object.hasOwn(codings, enc)) {
       throw new GatewayError(
         400,
         `unsupported Content-Encoding ${JSON.stringify(enc.slice(0, 40))}; send the body ` +

@@ -217,6 +217,9 @@ Deno.test("body: an unknown coding or a corrupt compressed body is a 400 that sa
   const unknown = await status(post("{}", { "content-encoding": "compress" }));
   assert.equal(unknown.status, 400);
   assert.match(unknown.message, /unsupported Content-Encoding "compress"/);
+  // A name the lookup table inherits is no coding either.
+  const inherited = await status(post("{}", { "content-encoding": "constructor" }));
+  assert.match(inherited.message, /unsupported Content-Encoding "constructor"/);
   const corrupt = await status(post("{not gzip}", { "content-encoding": "gzip" }));
   assert.equal(corrupt.status, 400);
   assert.match(corrupt.message, /could not be decompressed \(Content-Encoding: gzip\)/);
