@@ -73,24 +73,6 @@ export function publicModel(m: CatalogueModel, rates: Rates) {
   const usd: Record<string, string> = {};
   for (const key of STANDARD_PRICE_KEYS) usd[key] = m.pricing[key] ?? "0";
   return {
-    ...fields(m, rates, usd),
-    ...sdkFields(m),
-  };
-}
-
-/** What the SDKs' model types read, from the spec's fields. */
-export function sdkFields(m: { id: string; name: string; created: number }) {
-  return {
-    object: "model",
-    owned_by: m.id.replace(/^~/, "").split("/")[0],
-    type: "model",
-    display_name: m.name,
-    created_at: new Date(m.created * 1000).toISOString().replace(".000Z", "Z"),
-  };
-}
-
-function fields(m: CatalogueModel, rates: Rates, usd: Record<string, string>) {
-  return {
     id: m.id,
     canonical_slug: m.canonical_slug,
     name: m.name,
@@ -106,6 +88,18 @@ function fields(m: CatalogueModel, rates: Rates, usd: Record<string, string>) {
     pricing: publicPricing(usd, rates),
     per_request_limits: m.per_request_limits,
     supported_parameters: m.supported_parameters,
+    ...sdkFields(m),
+  };
+}
+
+/** What the SDKs' model types read, from the spec's fields. */
+function sdkFields(m: { id: string; name: string; created: number }) {
+  return {
+    object: "model",
+    owned_by: m.id.replace(/^~/, "").split("/")[0],
+    type: "model",
+    display_name: m.name,
+    created_at: new Date(m.created * 1000).toISOString().replace(".000Z", "Z"),
   };
 }
 
