@@ -17,7 +17,7 @@ import type {
   ToolChoice,
   ToolResultPart,
 } from "../../events/text_request.ts";
-import type { ChatMessage, ChatRequestBody } from "./schema.ts";
+import { type ChatMessage, type ChatRequestBody, type NamedTool, toolName } from "./schema.ts";
 import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
@@ -210,12 +210,6 @@ export function allowedToolsAsSubset(body: Record<string, unknown>): void {
       : { type: "function", function: { name: only.function.name } };
   });
 }
-
-type NamedTool = { type: "function"; function: { name: string } } | {
-  type: "custom";
-  custom: { name: string };
-};
-const toolName = (t: NamedTool) => t.type === "custom" ? t.custom.name : t.function.name;
 
 function toolChoiceToInternal(c: NonNullable<ChatRequestBody["tool_choice"]>): ToolChoice {
   if (typeof c === "string") return { type: c };

@@ -245,23 +245,28 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
 function checkChosenTools(body: ChatRequestBody): void {
   const c = body.tool_choice;
   if (typeof c !== "object" || c === null) return;
-  const declared = new Set((body.tools ?? []).map((t) => `${t.type}:${chosenName(t)}`));
+  const declared = new Set((body.tools ?? []).map((t) => `${t.type}:${toolName(t)}`));
   const chosen = c.type === "allowed_tools"
     ? c.allowed_tools.tools.map((t, i) => ({ t, at: `tool_choice.allowed_tools.tools[${i}]` }))
     : [{ t: c, at: "tool_choice" }];
   for (const { t, at } of chosen) {
-    if (!declared.has(`${t.type}:${chosenName(t)}`)) {
+    if (!declared.has(`${t.type}:${toolName(t)}`)) {
       throw badRequest(
         `${at} names the ${t.type} tool ${
-          JSON.stringify(chosenName(t))
+          JSON.stringify(toolName(t))
         }, which is not among the request's tools`,
       );
     }
   }
 }
 
-const chosenName = (t: { type: "function" | "custom"; function?: unknown; custom?: unknown }) =>
-  ((t.type === "custom" ? t.custom : t.function) as { name: string }).name;
+/** A function or custom tool (or a choice of one) by its name. */
+export type NamedTool = { type: "function"; function: { name: string } } | {
+  type: "custom";
+  custom: { name: string };
+};
+
+export const toolName = (t: NamedTool) => t.type === "custom" ? t.custom.name : t.function.name;
 
 /** What `checkAgainstModel` needs to know about the catalogue model. */
 export interface ChatModelLimits {
