@@ -12,6 +12,7 @@ import type { Account, Generation, LedgerEntry, Store } from "../store/store.ts"
 import { NotFoundError } from "../store/errors.ts";
 import { generateKey } from "../store/keys.ts";
 import { formatRub, nanoToRub, rubToNano } from "../billing/money.ts";
+import { tokensJson } from "../pipeline/generations.ts";
 
 export type AdminReply =
   | { ok: true; result: Record<string, unknown>; text: string }
@@ -236,7 +237,7 @@ function generationJson(g: Generation) {
     stream: g.stream,
     status: g.status,
     finish_reason: g.finishReason,
-    tokens: g.tokens,
+    tokens: tokensJson(g.tokens),
     cost: nanoToRub(g.cost),
     usage_source: g.usageSource,
     latency_ms: g.latencyMs,

@@ -248,7 +248,7 @@ for (const { name, open } of await testStores()) {
       provider: "mock",
       upstreamModel: null,
       finishReason: "stop",
-      tokens: { input: 1, output: 2 },
+      tokens: { input: 1, output: 2, cacheRead: 3 },
       usageSource: "upstream",
       latencyMs: 5,
       ttftMs: 1,
@@ -262,6 +262,14 @@ for (const { name, open } of await testStores()) {
     assert.deepEqual(all.map((g) => g.id), [...ids].reverse());
     assert.equal(all[2].cost, 0.0005);
     assert.equal(all[2].status, "completed");
+    // The token figures named as the API names them.
+    assert.deepEqual((all[2] as unknown as { tokens: unknown }).tokens, {
+      input: 1,
+      output: 2,
+      cache_read: 3,
+      cache_write: null,
+      reasoning: null,
+    });
     const two = await ok(store, "generations", "--account", id, "--limit", "2");
     assert.equal((two.generations as unknown[]).length, 2);
     const after = await ok(store, "generations", "--account", id, "--before", all[1].id);

@@ -55,6 +55,17 @@ export async function getGeneration(req: Request, id: string, app: AppContext): 
   return Response.json(render(g));
 }
 
+/** A generation's token figures as the API (and the admin's JSON) name them; null where unknown. */
+export function tokensJson(t: Generation["tokens"]) {
+  return {
+    input: t.input ?? null,
+    output: t.output ?? null,
+    cache_read: t.cacheRead ?? null,
+    cache_write: t.cacheWrite ?? null,
+    reasoning: t.reasoning ?? null,
+  };
+}
+
 function render(g: Generation) {
   return {
     id: g.id,
@@ -66,13 +77,7 @@ function render(g: Generation) {
     stream: g.stream,
     status: g.status,
     finish_reason: g.finishReason,
-    tokens: {
-      input: g.tokens.input ?? null,
-      output: g.tokens.output ?? null,
-      cache_read: g.tokens.cacheRead ?? null,
-      cache_write: g.tokens.cacheWrite ?? null,
-      reasoning: g.tokens.reasoning ?? null,
-    },
+    tokens: tokensJson(g.tokens),
     cost: Number(formatRub(g.cost)),
     cost_details: g.costDetails,
     usage_source: g.usageSource,

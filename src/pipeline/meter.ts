@@ -41,6 +41,17 @@ export interface MeterCall {
  * counted from the deltas relayed (`deltaTokens`), input from the prompt; the history
  * records which figure was used.
  */
+/** The token figures a generation's row keeps, from the usage its cost was computed on. */
+function tokenFigures(u: Usage): Settlement["tokens"] {
+  return {
+    input: u.input,
+    output: u.output,
+    cacheRead: u.cacheRead,
+    cacheWrite: u.cacheWrite,
+    reasoning: u.reasoning,
+  };
+}
+
 export class Meter {
   usage: Usage = {};
   deltas = 0;
@@ -123,7 +134,7 @@ export class Meter {
       costDetails: r.details,
       provider: this.provider,
       upstreamModel: this.upstreamModel,
-      tokens: { input: r.usage.input, output: r.usage.output },
+      tokens: tokenFigures(r.usage),
     };
   }
 
@@ -173,13 +184,7 @@ export class Meter {
       provider: this.provider,
       upstreamModel: this.upstreamModel,
       finishReason: this.finish ?? (this.error ? "error" : null),
-      tokens: {
-        input: r.usage.input,
-        output: r.usage.output,
-        cacheRead: r.usage.cacheRead,
-        cacheWrite: r.usage.cacheWrite,
-        reasoning: r.usage.reasoning,
-      },
+      tokens: tokenFigures(r.usage),
       usageSource: r.source,
       latencyMs: Math.round(now - this.call.startedAt),
       ttftMs: this.firstTokenAt === undefined

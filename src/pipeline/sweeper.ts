@@ -31,7 +31,7 @@ export async function sweep(app: AppContext, olderThanMs: number): Promise<numbe
       provider: g.provider,
       upstreamModel: g.upstreamModel,
       finishReason: null,
-      tokens: { input: g.tokens.input ?? undefined, output: g.tokens.output ?? undefined },
+      tokens: g.tokens,
       usageSource: g.cost > 0n ? "counted" : "none",
       latencyMs: null,
       ttftMs: null,

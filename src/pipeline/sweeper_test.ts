@@ -83,7 +83,7 @@ for (const { name, open } of await testStores()) {
           costDetails: { upstream_inference_output_cost: 0.000001 },
           provider: "mock",
           upstreamModel: "mock-1",
-          tokens: { input: 10, output: Number(cost / 100n) },
+          tokens: { input: 10, output: Number(cost / 100n), cacheRead: 900 },
         }));
         // Younger than journalAfterMs: not journaled yet.
         await dead.journalNow(Date.now());
@@ -108,6 +108,7 @@ for (const { name, open } of await testStores()) {
           4_200n,
           42,
         ]);
+        assert.equal(swept.tokens.cacheRead, 900, "the cached prompt it was billed for");
         assert.equal(swept.usageSource, "counted");
         await live.close();
         // The dead lease (if any) goes back once expired; the balance pays the checkpoint.

@@ -135,20 +135,36 @@ const RECORD_SETTLED_LEASED = recordSettledSql(true);
  */
 const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status,
          hold, cost, cost_details, provider, upstream_model, input_tokens, output_tokens,
-         usage_source, created, checkpoint_at, instance)
+         cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source, created,
+         checkpoint_at, instance)
        SELECT id, account_id, key_id, endpoint, model, stream, 'running', 0, cost, cost_details,
-         provider, upstream_model, input_tokens, output_tokens, 'counted', created,
-         clock_timestamp(), $2
+         provider, upstream_model, input_tokens, output_tokens, cache_read_tokens,
+         cache_write_tokens, reasoning_tokens, 'counted', created, clock_timestamp(), $2
        FROM json_to_recordset($1::text::json) AS x(
          id text, account_id text, key_id text, endpoint text, model text, stream boolean,
          cost bigint, cost_details jsonb, provider text, upstream_model text,
-         input_tokens integer, output_tokens integer, created timestamptz)
+         input_tokens integer, output_tokens integer, cache_read_tokens integer,
+         cache_write_tokens integer, reasoning_tokens integer, created timestamptz)
        ON CONFLICT (id) DO UPDATE SET
          cost = EXCLUDED.cost, cost_details = EXCLUDED.cost_details,
          provider = EXCLUDED.provider, upstream_model = EXCLUDED.upstream_model,
          input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+         cache_read_tokens = EXCLUDED.cache_read_tokens,
+         cache_write_tokens = EXCLUDED.cache_write_tokens,
+         reasoning_tokens = EXCLUDED.reasoning_tokens,
          checkpoint_at = EXCLUDED.checkpoint_at
        WHERE generations.status = 'running' AND generations.hold = 0`;
+
+/** A generation's token figures as the batch statements' JSON rows carry them. */
+function tokenColumns(t: Settlement["tokens"]) {
+  return {
+    input_tokens: t.input ?? null,
+    output_tokens: t.output ?? null,
+    cache_read_tokens: t.cacheRead ?? null,
+    cache_write_tokens: t.cacheWrite ?? null,
+    reasoning_tokens: t.reasoning ?? null,
+  };
+}
 
 /** The columns a generation has from its opening, as the batch statements' JSON rows carry them. */
 function openColumns(g: GenerationOpen) {
@@ -511,11 +527,7 @@ export class SqlStore implements Store {
         provider: s.provider,
         upstream_model: s.upstreamModel,
         finish_reason: s.finishReason,
-        input_tokens: s.tokens.input ?? null,
-        output_tokens: s.tokens.output ?? null,
-        cache_read_tokens: s.tokens.cacheRead ?? null,
-        cache_write_tokens: s.tokens.cacheWrite ?? null,
-        reasoning_tokens: s.tokens.reasoning ?? null,
+        ...tokenColumns(s.tokens),
         usage_source: s.usageSource,
         latency_ms: s.latencyMs,
         ttft_ms: s.ttftMs,
@@ -549,8 +561,7 @@ export class SqlStore implements Store {
         cost_details: c.costDetails,
         provider: c.provider,
         upstream_model: c.upstreamModel,
-        input_tokens: c.tokens.input ?? null,
-        output_tokens: c.tokens.output ?? null,
+        ...tokenColumns(c.tokens),
         created: created.toISOString(),
       };
     });

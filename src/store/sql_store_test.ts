@@ -80,7 +80,7 @@ function checkpoint(g: GenerationOpen, cost: bigint): GenerationCheckpoint {
     costDetails: { upstream_inference_output_cost: 0.25 },
     provider: "mock",
     upstreamModel: "mock-1",
-    tokens: { input: 10, output: Number(cost) },
+    tokens: { input: 10, output: Number(cost), cacheRead: 7, reasoning: 1 },
   };
 }
 
@@ -398,6 +398,8 @@ for (const { name, open: openStore } of await testStores()) {
       await store.journal([checkpoint(g, 2n)]);
       let row = (await store.getGeneration(account.id, g.id))!;
       assert.deepEqual([row.status, row.hold, row.cost, row.tokens.output], ["running", 0n, 2n, 2]);
+      // Every figure the cost was computed on, not only input and output.
+      assert.deepEqual([row.tokens.cacheRead, row.tokens.reasoning], [7, 1]);
       assert.equal(
         (await store.getAccount(account.id))!.balance,
         10n,

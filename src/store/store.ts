@@ -78,7 +78,7 @@ export interface GenerationCheckpoint {
   costDetails: Record<string, number>;
   provider: string | null;
   upstreamModel: string | null;
-  tokens: { input?: number; output?: number };
+  tokens: Settlement["tokens"];
 }
 
 export interface Settlement {
