@@ -109,18 +109,19 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
     )
   );
   const allSearches = webSearchAllowance(call.body);
+  // Several choices (chat's `n`) each run to the limit: the hold is per choice times n.
+  const choices = typeof call.body.n === "number" && call.body.n > 1 ? call.body.n : 1;
   const g = (output: number, searches = allSearches) => ({
     endpoint: call.format.name,
     model: call.model.id,
     stream: call.request.stream,
-    amount: textHold(app, prices, call.heldPromptTokens, output, searches),
+    amount: textHold(app, prices, call.heldPromptTokens, output * choices, searches),
   });
   const full = heldOutputTokens(call, app);
-  const choices = typeof call.body.n === "number" ? call.body.n : 1;
-  if (call.request.maxTokens !== undefined || choices > 1 || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
+  if (call.request.maxTokens !== undefined || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
     return reserve(app, caller, g(full));
   }
-  // Output: the cap, halved while above the floor, then the floor itself.
+  // Output per choice: the cap, halved while above the floor, then the floor itself.
   const steps: [output: number, searches: number][] = [];
   for (let o = full; o > OUTPUT_LIMIT_FLOOR_TOKENS; o = Math.floor(o / 2)) {
     steps.push([o, allSearches]);
@@ -170,19 +171,17 @@ function unexpected(e: unknown, app: AppContext): GatewayError {
 }
 
 /**
- * The output the hold covers: the request's cap, else the model's, for each choice asked
- * for. A transcoded call to a
- * responses upstream raises a smaller cap to that API's least (16), and what the upstream
- * then generates is billed, so where such a candidate may serve, the hold covers that much.
+ * The output one choice may run to: the request's cap, else the model's. A transcoded call
+ * to a responses upstream raises a smaller cap to that API's least (16), and what the
+ * upstream then generates is billed, so where such a candidate may serve, the hold covers
+ * that much.
  */
 function heldOutputTokens(call: TextCall, app: AppContext): number {
   const cap = call.request.maxTokens ?? app.catalogue.maxOutputTokens(call.model);
   const raised = call.candidates.some((c) =>
     c.protocol === "openai-responses" && c.protocol !== call.format.sameProtocol
   );
-  // Several choices (chat's `n`, passed through): each may run to the cap.
-  const n = typeof call.body.n === "number" && call.body.n > 1 ? call.body.n : 1;
-  return (raised ? Math.max(cap, MAX_OUTPUT_TOKENS_MIN) : cap) * n;
+  return raised ? Math.max(cap, MAX_OUTPUT_TOKENS_MIN) : cap;
 }
 
 /** decode + route: validate, pick the model, map to the internal form, find candidates. */

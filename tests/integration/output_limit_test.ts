@@ -61,6 +61,42 @@ Deno.test("output limit: chat without max_tokens on a short balance runs limited
     assert.equal(e.status, 402);
   }));
 
+Deno.test("output limit: chat n > 1 without max_tokens is limited per choice, the hold n times over", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-4o-mini";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    // Covers 3/4 of one choice's cap twice over: each of two choices is limited to half the cap.
+    const who = await g.account(worth(g, model, cap * 1.5));
+    const c = new OpenAI({ apiKey: who.key, baseURL: g.baseURL, maxRetries: 0 });
+    const r = await c.chat.completions.create({
+      model,
+      n: 2,
+      messages: [{ role: "user", content: "hi [[mock:tokens=3]]" }],
+    }).withResponse();
+    assert.equal(r.data.object, "chat.completion");
+    assert.equal(sent(g).max_completion_tokens, cap / 2);
+    assert.equal(sent(g).n, 2);
+    await g.settled();
+    const held = (await g.store.getGeneration(
+      who.accountId,
+      r.response.headers.get("x-generation-id")!,
+    ))!.hold;
+    // Two choices of half the cap each: more than one choice's half, within the balance.
+    const half = BigInt(Math.round(Number(worth(g, model, cap / 2)) * 1e9));
+    assert.ok(held > half * 3n / 2n, `held ${held}`);
+    assert.ok(held <= BigInt(Math.round(Number(worth(g, model, cap * 1.5)) * 1e9)));
+
+    // Not even the floor for each of three choices: refused.
+    const poor = await g.account(worth(g, model, 4096 * 2.5));
+    const p = new OpenAI({ apiKey: poor.key, baseURL: g.baseURL, maxRetries: 0 });
+    const e = await sdkError(p.chat.completions.create({
+      model,
+      n: 3,
+      messages: [{ role: "user", content: "hi" }],
+    }));
+    assert.equal(e.status, 402);
+  }));
+
 Deno.test("output limit: responses (Codex sends no max_output_tokens) runs limited; below the floor, 402", () =>
   withGateway(async (g) => {
     const model = "openai/gpt-5.1";
