@@ -3,6 +3,7 @@
  * Calls are handled as they arrive, without waiting for one another; PGlite's own lock
  * orders the statements, and keeps a transaction's statements alone until it ends.
  */
+import { setPriority } from "node:os";
 import type { Db } from "./db.ts";
 import { openPglite, type PgliteDb } from "./pglite.ts";
 import { type Call, type Reply, toWire } from "./pglite_thread.ts";
@@ -11,6 +12,26 @@ const port = self as unknown as {
   onmessage: ((ev: MessageEvent<{ id: number; call: Call }>) => void) | null;
   postMessage(m: Reply, transfer?: Transferable[]): void;
 };
+
+/**
+ * The store's thread runs at a lower priority than the requests' (a nice value above 0, on
+ * Linux, where it is per thread). Its work is the settlement batches, written behind the
+ * requests they bill; on a busy core a batch statement (several ms) otherwise takes the core
+ * from the requests being served, and a request arriving then waits for it. Under sustained
+ * load the batches still get their share: when their backlog is full, new requests wait for
+ * the store (batches.ts), and the core is the store's.
+ */
+const STORE_NICE = 10;
+
+function lowerPriority(): void {
+  try {
+    const tid = Number(Deno.readLinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, STORE_NICE);
+  } catch {
+    // Not Linux, or not permitted: the store runs at the requests' priority.
+  }
+}
+lowerPriority();
 
 let db: PgliteDb | undefined;
 /** Open transactions: the handle their statements run on, and how to end them. */
