@@ -40,12 +40,14 @@ export function openDetail(v: string | undefined): Obj | undefined {
 
 /**
  * What Anthropic may be sent of a reasoning part's signature or redacted data: the value
- * itself when it is raw (only Anthropic issues those to a Claude client), the sealed value
- * when the entry is Anthropic's own (served through OpenRouter), else nothing.
+ * itself when it is raw and not OpenAI's encrypted reasoning (a client that switched from an
+ * OpenAI model keeps that in the same fields, and Anthropic refuses a signature it did not
+ * issue with a 400), the sealed value when the entry is Anthropic's own (served through
+ * OpenRouter), else nothing.
  */
 export function forAnthropic(v: string | undefined): string | undefined {
   if (!v) return undefined;
-  if (!v.startsWith(PREFIX)) return v;
+  if (!v.startsWith(PREFIX)) return OPENAI_ENCRYPTED.test(v) ? undefined : v;
   const d = openDetail(v);
   if (d?.format !== ANTHROPIC_FORMAT) return undefined;
   const inner = d.type === "reasoning.encrypted" ? d.data : d.signature;

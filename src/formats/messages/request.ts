@@ -35,7 +35,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from "./schema.ts";
-import { isObject, parseObject, strings } from "../json.ts";
+import { isObject, parseObject, str, strings } from "../json.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
 
@@ -661,7 +661,55 @@ export function passThroughRequest(
   if (Array.isArray(body.messages) && body.messages.some(hasForeignSearch)) {
     out.messages = body.messages.map((m) => hasForeignSearch(m) ? withoutForeignSearch(m) : m);
   }
+  if (Array.isArray(out.messages) && out.messages.some(hasForeignThinking)) {
+    const last = out.messages.findLast((m) => isObject(m) && m.role === "assistant");
+    let unsigned = false;
+    out.messages = out.messages.flatMap((m) => {
+      if (!hasForeignThinking(m)) return [m];
+      const content = ownThinking((m as { content: Block[] }).content);
+      if (m === last) unsigned = !content.some(isThinking);
+      // A turn that was nothing but another vendor's reasoning is left out whole.
+      return content.length > 0 ? [{ ...(m as Block), content }] : [];
+    });
+    // As in fromInternal: with thinking enabled, Anthropic wants the last assistant turn to
+    // start with its signed thinking, and the reasoning there was another vendor's. (Adaptive
+    // thinking takes a turn without: the model may have chosen not to think.)
+    if (unsigned && isObject(out.thinking) && out.thinking.type === "enabled") {
+      delete out.thinking;
+    }
+  }
   return out;
+}
+
+const isThinking = (b: Block) => b?.type === "thinking" || b?.type === "redacted_thinking";
+
+/**
+ * A thinking block Anthropic did not issue: the reasoning of another vendor a Claude client
+ * was served (an empty signature, OpenAI's encrypted reasoning, another format's sealed
+ * entry) and sent back after switching to a Claude model. Anthropic refuses it with a 400.
+ */
+function foreignThinking(b: Block): boolean {
+  if (b?.type === "thinking") return forAnthropic(str(b.signature)) !== b.signature;
+  if (b?.type === "redacted_thinking") return forAnthropic(str(b.data)) !== b.data;
+  return false;
+}
+
+function hasForeignThinking(m: unknown): boolean {
+  return isObject(m) && m.role === "assistant" && Array.isArray(m.content) &&
+    (m.content as Block[]).some(foreignThinking);
+}
+
+/** The blocks with Anthropic's own reasoning kept (a sealed one unsealed), the rest dropped. */
+function ownThinking(blocks: Block[]): Block[] {
+  return blocks.flatMap((b) => {
+    if (!foreignThinking(b)) return [b];
+    if (b.type === "thinking") {
+      const signature = forAnthropic(str(b.signature));
+      return signature ? [{ ...b, signature }] : [];
+    }
+    const data = forAnthropic(str(b.data));
+    return data ? [{ ...b, data }] : [];
+  });
 }
 
 type Block = Record<string, unknown>;

@@ -600,6 +600,85 @@ Deno.test("passThroughRequest replaces the model and nothing else", () => {
   assert.equal(body.model, SLUG);
 });
 
+Deno.test("passThroughRequest: another vendor's reasoning is left out of the history, and thinking off for its tool turn", () => {
+  const openai = "gAAAAABoFernetTokenOfOpenAI";
+  const toolTurn = (content: unknown[]) => ({
+    max_tokens: 5000,
+    model: SLUG,
+    thinking: { type: "enabled", budget_tokens: 2000 },
+    messages: [
+      { role: "user", content: "first" },
+      { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "" }] },
+      { role: "user", content: "second" },
+      { role: "assistant", content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: "ok" }] },
+    ],
+  });
+  const use = { type: "tool_use", id: "c1", name: "sh", input: {} };
+  // Claude Code after a turn on an OpenAI model: an unsigned thinking block, OpenAI's
+  // encrypted reasoning as redacted data.
+  const out = passThroughRequest(
+    toolTurn([
+      { type: "thinking", thinking: "o", signature: "" },
+      { type: "redacted_thinking", data: openai },
+      use,
+    ]),
+    UPSTREAM,
+  );
+  const msgs = out.messages as { role: string; content: unknown }[];
+  // The turn that was only foreign reasoning is gone; the tool turn keeps its call.
+  assert.deepEqual(msgs.map((m) => m.role), ["user", "user", "assistant", "user"]);
+  assert.deepEqual(msgs[2].content, [use]);
+  assert.equal(out.thinking, undefined);
+
+  // Anthropic's own signed thinking stays, and so does thinking.
+  const signed = { type: "thinking", thinking: "c", signature: "EqQBCkgIARABGAIiQL" };
+  const own = passThroughRequest(toolTurn([signed, use]), UPSTREAM);
+  assert.deepEqual((own.messages as { content: unknown }[])[2].content, [signed, use]);
+  assert.deepEqual(own.thinking, { type: "enabled", budget_tokens: 2000 });
+  // Adaptive thinking takes a tool turn without thinking: it stays on.
+  const adaptive = passThroughRequest(
+    {
+      ...toolTurn([{ type: "redacted_thinking", data: openai }, use]),
+      thinking: { type: "adaptive" },
+    },
+    UPSTREAM,
+  );
+  assert.deepEqual(adaptive.thinking, { type: "adaptive" });
+  // A history with nothing foreign is passed as it came.
+  const clean = { ...toolTurn([signed, use]), messages: toolTurn([signed, use]).messages.slice(2) };
+  assert.equal(passThroughRequest(clean, UPSTREAM).messages, clean.messages);
+});
+
+Deno.test("fromInternal: OpenAI's encrypted reasoning (a Codex history) is not sent to Anthropic, thinking off for its tool turn", () => {
+  const out = fromInternal(
+    req({
+      reasoning: { effort: "medium" },
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          parts: [
+            { type: "reasoning", text: "plan", redacted: "gAAAAABoOpenAIFernet" },
+            { type: "tool_call", id: "call_1", name: "sh", arguments: "{}" },
+          ],
+        },
+        {
+          role: "user",
+          parts: [{
+            type: "tool_result",
+            callId: "call_1",
+            content: [{ type: "text", text: "ok" }],
+          }],
+        },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.ok(!JSON.stringify(out.messages).includes("gAAAAA"));
+  assert.equal(out.thinking, undefined);
+});
+
 // ---------------------------------------------------------------------------------------------
 // Recorded Claude Code requests
 
