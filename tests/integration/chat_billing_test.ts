@@ -373,12 +373,17 @@ Deno.test("chat billing: OpenAI is asked for its standard tier, the one the pric
       service_tier: "priority",
       // Nor is anything stored in the operator's account.
       store: true,
+      // (which OpenAI refuses without `store`: it tags stored completions)
+      metadata: { team: "a" },
       messages: messages("[[mock:tokens=2]]"),
     });
     await c.responses.create({ model: MODEL, service_tier: "flex", input: "hi [[mock:tokens=2]]" });
     for (const call of g.mock.stats.calls) {
       assert.equal((call.body as Obj).service_tier, undefined, call.path);
       assert.ok(!(call.body as Obj).store, call.path);
+      if (call.path.endsWith("/chat/completions")) {
+        assert.equal((call.body as Obj).metadata, undefined, call.path);
+      }
     }
     assert.equal(g.mock.stats.calls.length, 2);
   }));

@@ -55,7 +55,9 @@ const openaiChat: UpstreamProtocol = {
     standardTier(body);
     // Nothing is stored (the spec): OpenAI would keep the customer's completions in the
     // operator's account (responses bodies are sent `store: false` for the same reason).
+    // `metadata` tags stored completions, and OpenAI refuses it (400) without `store`.
     delete body.store;
+    delete body.metadata;
     chatRequest.toOpenAIDialect(body);
   },
   createDecoder: createChatDecoder,
