@@ -164,6 +164,13 @@ Deno.test("providers: the bundled providers file parses and names models as docu
     upstreamNameFor(byId.anthropic, "anthropic/claude-sonnet-4.5"),
     "claude-sonnet-4-5",
   );
+  // Older models whose API id the slug does not spell (no alias without a date, or a "-0").
+  assert.equal(
+    upstreamNameFor(byId.anthropic, "anthropic/claude-3-haiku"),
+    "claude-3-haiku-20240307",
+  );
+  assert.equal(upstreamNameFor(byId.anthropic, "anthropic/claude-sonnet-4"), "claude-sonnet-4-0");
+  assert.equal(upstreamNameFor(byId.anthropic, "anthropic/claude-opus-4"), "claude-opus-4-0");
   assert.equal(upstreamNameFor(byId.openrouter, "openai/gpt-4o-mini"), "openai/gpt-4o-mini");
   assert.equal(
     upstreamNameFor(byId.openrouter, "anthropic/claude-sonnet-4.5"),
