@@ -8,6 +8,11 @@
  * endpoint's envelope. After the upstream answers, failures travel down the stream as
  * `error` events so the meter still settles.
  */
+import {
+  clientNamesDecoder,
+  withClientToolNames,
+  withShortToolNames,
+} from "../formats/tool_names.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
@@ -369,10 +374,14 @@ async function attempt(
     tried = c;
     const proto = textProtocol(c.protocol);
     const pass = c.protocol === call.format.sameProtocol;
+    // OpenAI-format upstreams take tool names of 64 characters at most (see tool_names.ts).
+    const renamed = !pass && c.protocol !== "anthropic-messages"
+      ? withShortToolNames(call.request)
+      : undefined;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(
-        call.request,
+        renamed?.request ?? call.request,
         c.upstreamModel,
         c.provider,
         app.catalogue.maxOutputTokens(call.model),
@@ -424,8 +433,19 @@ async function attempt(
         ctx,
         app,
         req.signal,
+        renamed?.names,
       )
-      : await wholeBody(call, proto, pass, outcome.response, outcome.abort, meter, ctx, req);
+      : await wholeBody(
+        call,
+        proto,
+        pass,
+        outcome.response,
+        outcome.abort,
+        meter,
+        ctx,
+        req,
+        renamed?.names,
+      );
     if ("retry" in result) {
       lastError = result.error;
       if (lastError.status === 503) overloaded ??= lastError;
@@ -509,9 +529,10 @@ async function startStream(
   ctx: EncodeContext,
   app: AppContext,
   clientSignal: AbortSignal,
+  toolNames?: Map<string, string>,
 ): Promise<Attempt> {
   const stage = new StreamStage({
-    decoder: proto.createDecoder(),
+    decoder: clientNamesDecoder(proto.createDecoder(), toolNames),
     encoder: pass ? undefined : call.format.createEncoder(ctx),
     pass: pass ? call.format.createPassThrough(ctx) : undefined,
   }, meter);
@@ -648,6 +669,7 @@ async function wholeBody(
   meter: Meter,
   ctx: EncodeContext,
   req: Request,
+  toolNames?: Map<string, string>,
 ): Promise<Attempt> {
   const onClientAbort = () => abort.abort();
   req.signal.addEventListener("abort", onClientAbort, { once: true });
@@ -665,10 +687,13 @@ async function wholeBody(
   }
   const events: Event[] = [];
   try {
-    proto.decodeBody(json, (e) => {
-      events.push(e);
-      meter.observe(e);
-    });
+    proto.decodeBody(
+      json,
+      withClientToolNames((e) => {
+        events.push(e);
+        meter.observe(e);
+      }, toolNames),
+    );
   } catch {
     meter.observe({
       type: "error",

@@ -10,6 +10,7 @@ import OpenAI from "openai";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { ALL_VIA_ANTHROPIC, ALL_VIA_CHAT, ALL_VIA_RESPONSES } from "../helpers/providers.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
+import { shortToolName } from "../../src/formats/tool_names.ts";
 
 const MODEL = "anthropic/claude-sonnet-4.5";
 
@@ -311,6 +312,62 @@ Deno.test("cross-format: messages SDK streaming with tools against an openai-res
     assert.equal(sent.store, false);
   }, { providers: ALL_VIA_RESPONSES });
 });
+
+for (
+  const [upstream, providers] of [["chat", ALL_VIA_CHAT], ["responses", ALL_VIA_RESPONSES]] as const
+) {
+  Deno.test(`cross-format: a tool name over 64 characters (Claude Code's MCP tools) reaches an OpenAI ${upstream} upstream shortened, and comes back whole`, async () => {
+    await withGateway(async (g) => {
+      const long =
+        "mcp__github_enterprise_server__fetch_repository_pull_request_review_comments_with_context";
+      const short = shortToolName(long);
+      assert.ok(long.length > 64 && short.length === 64, short);
+      const ask = (stream: boolean, content: string) =>
+        anthropic(g).messages.create({
+          model: "openai/gpt-4o-mini",
+          max_tokens: 256,
+          stream,
+          tools: [
+            { name: long, input_schema: { type: "object", properties: {} } },
+            { name: "Read", input_schema: { type: "object", properties: {} } },
+          ],
+          tool_choice: { type: "tool", name: long },
+          messages: [
+            { role: "user", content: "earlier" },
+            {
+              role: "assistant",
+              content: [{ type: "tool_use", id: "toolu_1", name: long, input: {} }],
+            },
+            {
+              role: "user",
+              content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }],
+            },
+            { role: "user", content },
+          ],
+        } as Anthropic.MessageCreateParams);
+      const whole = await ask(false, `again [[mock:tool=${short}]]`) as Anthropic.Message;
+      const use = whole.content.find((b) => b.type === "tool_use");
+      assert.equal(use?.type === "tool_use" && use.name, long);
+      await g.mock.idle();
+      const sent = JSON.stringify(g.mock.stats.calls.at(-1)!.body);
+      assert.ok(!sent.includes(long), "no name over 64 characters upstream");
+      // Declared, chosen and in the history: the same short name each time.
+      assert.equal(sent.split(`"${short}"`).length - 1, 3, sent);
+      assert.ok(sent.includes(`"Read"`), "short names unchanged");
+
+      const events = await ask(true, `again [[mock:tool=${short}]]`) as unknown as AsyncIterable<
+        Anthropic.MessageStreamEvent
+      >;
+      const names: string[] = [];
+      for await (const e of events) {
+        if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
+          names.push(e.content_block.name);
+        }
+      }
+      assert.deepEqual(names, [long]);
+    }, { providers });
+  });
+}
 
 Deno.test("cross-format: an Anthropic client's cache marks never reach OpenAI's chat API", async () => {
   await withGateway(async (g) => {
