@@ -146,6 +146,12 @@ for (const name of ["failed", "cut"]) {
       message: err.error.message,
       metadata: {},
     });
+    // OpenAI's own fields of the event, at its top level.
+    assert.deepEqual([errData.code, errData.message, errData.param], [
+      "server_error",
+      err.error.message,
+      null,
+    ]);
     const [failName, failData] = fs.at(-1)!;
     assert.equal(failName, "response.failed");
     const r = failData.response as Record<string, unknown>;
