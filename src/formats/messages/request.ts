@@ -75,7 +75,10 @@ export function toInternal(body: MessagesRequest, model: string): TextRequest {
   if (body.stop_sequences && body.stop_sequences.length > 0) req.stop = body.stop_sequences;
   const reasoning = reasoningToInternal(body);
   if (reasoning) req.reasoning = reasoning;
-  const format = body.output_config?.format;
+  // `output_format` is the structured-outputs beta's name for the same field, still sent by
+  // clients on that beta.
+  const format = body.output_config?.format ??
+    (isObject(body.output_format) ? body.output_format : undefined);
   if (format && format.type === "json_schema" && isObject(format.schema)) {
     req.responseFormat = { type: "json_schema", name: "output", schema: format.schema };
   }

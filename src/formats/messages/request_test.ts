@@ -679,6 +679,19 @@ Deno.test("fromInternal: OpenAI's encrypted reasoning (a Codex history) is not s
   assert.equal(out.thinking, undefined);
 });
 
+Deno.test("toInternal: a JSON schema output format, as output_config.format or the beta's output_format", () => {
+  const schema = { type: "object", properties: { a: { type: "string" } } };
+  for (
+    const field of [{ output_config: { format: { type: "json_schema", schema } } }, {
+      output_format: { type: "json_schema", schema },
+    }]
+  ) {
+    const r = internal({ ...field, messages: [{ role: "user", content: "x" }] });
+    assert.deepEqual(r.responseFormat, { type: "json_schema", name: "output", schema });
+  }
+  assert.equal(internal({ messages: [{ role: "user", content: "x" }] }).responseFormat, undefined);
+});
+
 // ---------------------------------------------------------------------------------------------
 // Recorded Claude Code requests
 
