@@ -368,6 +368,13 @@ const STATEFUL: [field: string, why: string][] = [
     "is not supported: the gateway is stateless and stores no conversations; send the full " +
     "conversation history in `input` on every request",
   ],
+  [
+    // A prompt id names a template stored in an OpenAI project: the upstream's project is the
+    // gateway's, not the client's, and other upstreams have no such thing.
+    "prompt",
+    "(a stored prompt template) is not supported: prompts are stored in an OpenAI project " +
+    "the gateway does not share with you; send `instructions` and `input` themselves",
+  ],
 ];
 
 /**

@@ -26,6 +26,7 @@ const ok = { model: "openai/gpt-5-mini", input: "Hi" };
 Deno.test("schema: previous_response_id is refused: the gateway is stateless", () => {
   rejects({ ...ok, previous_response_id: "resp_123" }, /previous_response_id.*stateless.*`input`/);
   rejects({ ...ok, conversation: "conv_1" }, /conversation.*stateless/);
+  rejects({ ...ok, prompt: { id: "pmpt_1" } }, /prompt.*stored prompt template.*not supported/);
   rejects({ ...ok, background: true }, /background.*stateless/);
   rejects(
     { ...ok, input: [{ type: "item_reference", id: "msg_1" }] },
