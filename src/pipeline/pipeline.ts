@@ -8,6 +8,7 @@
  * endpoint's envelope. After the upstream answers, failures travel down the stream as
  * `error` events so the meter still settles.
  */
+import { stoppingDecoder, StopScanner } from "../formats/stop_sequences.ts";
 import {
   clientNamesDecoder,
   withClientToolNames,
@@ -62,6 +63,8 @@ export interface TextCall {
   promptTokens: number;
   /** What the hold assumes: the count, or more where the body carries what it did not model. */
   heldPromptTokens: number;
+  /** Stop sequences the model does not take, applied by the gateway (stop_sequences.ts). */
+  keptStop?: string[];
 }
 
 export async function handleText(
@@ -219,7 +222,9 @@ export function decodeAndRoute(
     );
   }
   format.checkModel(body, model);
-  const request = fitToModel(format.toInternal(body, model.id), model);
+  const asked = format.toInternal(body, model.id);
+  const clientStop = asked.stop;
+  const request = fitToModel(asked, model);
   const need = format.upstreamsFor(body);
   const allowed = need
     ? need.protocols
@@ -242,6 +247,8 @@ export function decodeAndRoute(
     candidates,
     promptTokens,
     heldPromptTokens: Math.max(promptTokens, bodyPromptBound(body, model.context_length)),
+    // A model that takes no stop sequences: a transcoded call has the gateway keep them.
+    keptStop: clientStop?.length && !request.stop ? clientStop : undefined,
   };
 }
 
@@ -532,7 +539,10 @@ async function startStream(
   toolNames?: Map<string, string>,
 ): Promise<Attempt> {
   const stage = new StreamStage({
-    decoder: clientNamesDecoder(proto.createDecoder(), toolNames),
+    decoder: stoppingDecoder(
+      clientNamesDecoder(proto.createDecoder(), toolNames),
+      pass ? undefined : call.keptStop,
+    ),
     encoder: pass ? undefined : call.format.createEncoder(ctx),
     pass: pass ? call.format.createPassThrough(ctx) : undefined,
   }, meter);
@@ -686,14 +696,17 @@ async function wholeBody(
     req.signal.removeEventListener("abort", onClientAbort);
   }
   const events: Event[] = [];
+  const collect = (e: Event) => {
+    events.push(e);
+    meter.observe(e);
+  };
+  const stop = !pass && call.keptStop ? new StopScanner(call.keptStop) : undefined;
   try {
     proto.decodeBody(
       json,
-      withClientToolNames((e) => {
-        events.push(e);
-        meter.observe(e);
-      }, toolNames),
+      withClientToolNames(stop ? stop.wrap(collect) : collect, toolNames),
     );
+    stop?.end(collect);
   } catch {
     meter.observe({
       type: "error",

@@ -500,6 +500,45 @@ Deno.test("cross-format: sampling settings go only to a model that lists them (O
   });
 });
 
+Deno.test("cross-format: stop sequences a model does not take are kept by the gateway (streamed or not), the upstream's usage billed", async () => {
+  await withGateway(async (g) => {
+    const ask = (stream: boolean) =>
+      anthropic(g).messages.create({
+        model: "openai/gpt-5.1",
+        max_tokens: 256,
+        stream,
+        stop_sequences: ["tok3", "never"],
+        messages: [{ role: "user", content: "count [[mock:tokens=6]]" }],
+      } as Anthropic.MessageCreateParams);
+    const whole = await ask(false).withResponse();
+    const m = whole.data as Anthropic.Message;
+    assert.deepEqual(m.content, [{ type: "text", text: "tok0 tok1 tok2 " }]);
+    assert.equal(m.stop_reason, "stop_sequence");
+    assert.equal(m.stop_sequence, "tok3");
+    await g.mock.idle();
+    assert.equal((g.mock.stats.calls.at(-1)!.body as Record<string, unknown>).stop, undefined);
+    await g.settled();
+    const gen = (await g.store.getGeneration(
+      g.accountId,
+      whole.response.headers.get("x-generation-id")!,
+    ))!;
+    assert.equal(gen.tokens.output, 6, "what the upstream generated");
+
+    let streamed = "";
+    let stop: unknown;
+    for await (
+      const e of await ask(true) as unknown as AsyncIterable<Anthropic.MessageStreamEvent>
+    ) {
+      if (e.type === "content_block_delta" && e.delta.type === "text_delta") {
+        streamed += e.delta.text;
+      }
+      if (e.type === "message_delta") stop = [e.delta.stop_reason, e.delta.stop_sequence];
+    }
+    assert.equal(streamed, "tok0 tok1 tok2 ");
+    assert.deepEqual(stop, ["stop_sequence", "tok3"]);
+  });
+});
+
 Deno.test("cross-format: a chat client keeps Claude's thinking on across a tool call (reasoning_details back)", async () => {
   await withGateway(async (g) => {
     const c = openai(g);
