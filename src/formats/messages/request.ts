@@ -147,22 +147,26 @@ function blockToParts(b: ContentBlockParam): Part[] {
     case "document": {
       // A plain-text document is text to any model; a base64 PDF travels as a PDF data URL
       // (OpenAI takes it as a file part); a URL or file-store source is not expressible.
-      const source = (b as { source: Record<string, unknown> }).source;
+      const d = b as { source: Record<string, unknown>; title?: unknown; context?: unknown };
+      const source = d.source;
+      // Its title and context (what the document is, for the model) go before it as text.
+      const about = [d.title, d.context].filter((x) => typeof x === "string" && x !== "");
+      const head: Part[] = about.length > 0 ? [{ type: "text", text: about.join("\n\n") }] : [];
       if (source.type === "text" && typeof source.data === "string") {
-        return [{ type: "text", text: source.data }];
+        return [...head, { type: "text", text: source.data }];
       }
       if (
         source.type === "base64" && source.media_type === "application/pdf" &&
         typeof source.data === "string"
       ) {
-        return [{ type: "image", url: `data:application/pdf;base64,${source.data}` }];
+        return [...head, { type: "image", url: `data:application/pdf;base64,${source.data}` }];
       }
       // A document of content blocks (custom content): its text and images.
       if (source.type === "content") {
         return typeof source.content === "string"
-          ? [{ type: "text", text: source.content }]
+          ? [...head, { type: "text", text: source.content }]
           : Array.isArray(source.content)
-          ? (source.content as ContentBlockParam[]).flatMap(blockToParts)
+          ? [...head, ...(source.content as ContentBlockParam[]).flatMap(blockToParts)]
           : [];
       }
       return []; // a URL or file-store source: refused before this for other upstreams

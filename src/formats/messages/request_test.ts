@@ -692,6 +692,28 @@ Deno.test("toInternal: a JSON schema output format, as output_config.format or t
   assert.equal(internal({ messages: [{ role: "user", content: "x" }] }).responseFormat, undefined);
 });
 
+Deno.test("toInternal: a document's title and context go before it as text", () => {
+  const r = internal({
+    messages: [{
+      role: "user",
+      content: [
+        {
+          type: "document",
+          title: "Q3 report",
+          context: "from finance",
+          source: { type: "text", media_type: "text/plain", data: "revenue up" },
+        },
+        { type: "document", source: { type: "text", media_type: "text/plain", data: "bare" } },
+      ],
+    }],
+  });
+  assert.deepEqual(r.messages[0].parts.map((p) => p.type === "text" && p.text), [
+    "Q3 report\n\nfrom finance",
+    "revenue up",
+    "bare",
+  ]);
+});
+
 // ---------------------------------------------------------------------------------------------
 // Recorded Claude Code requests
 
