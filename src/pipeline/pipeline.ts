@@ -428,31 +428,19 @@ async function attempt(
     meter.upstreamModel = c.upstreamModel;
     app.quota.watch?.(hold.generationId, () => meter.checkpoint());
     const headers = { "x-generation-id": hold.generationId };
+    const answer: Answer = {
+      call,
+      proto,
+      pass,
+      response: outcome.response,
+      abort: outcome.abort,
+      meter,
+      ctx,
+      toolNames: renamed?.names,
+    };
     const result = call.request.stream
-      ? await startStream(
-        call,
-        c,
-        proto,
-        pass,
-        outcome.response,
-        outcome.abort,
-        meter,
-        ctx,
-        app,
-        req.signal,
-        renamed?.names,
-      )
-      : await wholeBody(
-        call,
-        proto,
-        pass,
-        outcome.response,
-        outcome.abort,
-        meter,
-        ctx,
-        req,
-        renamed?.names,
-      );
+      ? await startStream(answer, c, app, req.signal)
+      : await wholeBody(answer, req);
     if ("retry" in result) {
       lastError = result.error;
       if (lastError.status === 503) overloaded ??= lastError;
@@ -521,23 +509,31 @@ type Attempt =
   | { stream?: undefined; json: unknown }
   | { retry: boolean; error: GatewayError };
 
+/** An upstream's answer to one attempt, and what turning it into the client's needs. */
+interface Answer {
+  call: TextCall;
+  proto: UpstreamProtocol;
+  /** Same protocol as the client's: its bytes are passed through. */
+  pass: boolean;
+  response: Response;
+  abort: AbortController;
+  meter: Meter;
+  ctx: EncodeContext;
+  /** Short tool names the upstream was sent, to the client's (tool_names.ts). */
+  toolNames?: Map<string, string>;
+}
+
 /**
  * Streaming: peek until the first meaningful upstream event before committing the status
  * line — an upstream that fails at once is failed over like a 5xx (style §7).
  */
 async function startStream(
-  call: TextCall,
+  answer: Answer,
   c: Candidate,
-  proto: UpstreamProtocol,
-  pass: boolean,
-  response: Response,
-  abort: AbortController,
-  meter: Meter,
-  ctx: EncodeContext,
   app: AppContext,
   clientSignal: AbortSignal,
-  toolNames?: Map<string, string>,
 ): Promise<Attempt> {
+  const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const stage = new StreamStage({
     decoder: stoppingDecoder(
       clientNamesDecoder(proto.createDecoder(), toolNames),
@@ -670,17 +666,8 @@ async function startStream(
 }
 
 /** Non-streaming: the whole upstream body decoded into the same events, folded by the encoder. */
-async function wholeBody(
-  call: TextCall,
-  proto: UpstreamProtocol,
-  pass: boolean,
-  response: Response,
-  abort: AbortController,
-  meter: Meter,
-  ctx: EncodeContext,
-  req: Request,
-  toolNames?: Map<string, string>,
-): Promise<Attempt> {
+async function wholeBody(answer: Answer, req: Request): Promise<Attempt> {
+  const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const onClientAbort = () => abort.abort();
   req.signal.addEventListener("abort", onClientAbort, { once: true });
   let json: unknown;
