@@ -310,7 +310,11 @@ function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {
-  const table = c.provider.prices[model.id] ?? catalogue.chargedPrices(model);
+  // A provider's override replaces the prices it names; the catalogue's stand for the rest.
+  const own = c.provider.prices[model.id];
+  const table = own
+    ? { ...catalogue.chargedPrices(model), ...own }
+    : catalogue.chargedPrices(model);
   const search = c.provider.webSearchUsd;
   if (search === undefined || !/^[0.]*$/.test(table.web_search ?? "0")) return table;
   return { ...table, web_search: search };

@@ -35,6 +35,43 @@ const timeouts = z.object({
   imagesMs: z.number().int().positive().default(180_000),
 });
 
+/** The catalogue's price keys (USD per token, image, request or search). */
+const PRICE_KEYS = [
+  "prompt",
+  "completion",
+  "request",
+  "image",
+  "image_token",
+  "image_output",
+  "audio",
+  "audio_output",
+  "input_audio_cache",
+  "input_cache_read",
+  "input_cache_write",
+  "input_cache_write_1h",
+  "internal_reasoning",
+  "web_search",
+];
+
+/**
+ * A price override is checked at start: a misspelt key or a value that is not a price would
+ * otherwise count as 0, and make what it was meant to price free.
+ */
+const priceOverrides = z.record(
+  z.string(),
+  z.string().regex(/^\d+(\.\d+)?$/, 'a price is a decimal string of USD, such as "0.0000025"'),
+).superRefine((table, ctx) => {
+  for (const k of Object.keys(table)) {
+    if (!PRICE_KEYS.includes(k)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [k],
+        message: `unknown price key "${k}" (the catalogue's: ${PRICE_KEYS.join(", ")})`,
+      });
+    }
+  }
+});
+
 const providerSchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/),
   protocols: z.array(z.enum(PROTOCOLS)).min(1),
@@ -57,8 +94,11 @@ const providerSchema = z.object({
   upstreamName: z.string().default("{model}"),
   /** Replacements applied to the templated name, e.g. Anthropic's dots → dashes. */
   nameReplace: z.array(z.tuple([z.string(), z.string()])).default([]),
-  /** Slug → USD price overrides (same keys as the catalogue's pricing). */
-  prices: z.record(z.string(), z.record(z.string(), z.string())).default({}),
+  /**
+   * Slug → USD price overrides (the catalogue's pricing keys): each key given replaces the
+   * catalogue's price, the others keep it.
+   */
+  prices: z.record(z.string(), priceOverrides).default({}),
   /**
    * USD per search of the provider's hosted web search, for models whose catalogue price for
    * it is zero: the listing gives none for OpenAI's non-reasoning models, which OpenAI bills

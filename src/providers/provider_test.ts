@@ -73,6 +73,9 @@ Deno.test("providers: a malformed file is refused", () => {
     { providers: [spec({ id: "a", protocols: ["carrier-pigeon"] })] },
     { providers: [spec({ id: "a", baseUrl: "not a url" })] },
     { providers: [spec({ id: "Bad Id" })] },
+    // A misspelt price key, or a value that is no price, would have counted as 0 (free).
+    { providers: [spec({ id: "a", prices: { "openai/gpt-4o-mini": { promt: "0.1" } } })] },
+    { providers: [spec({ id: "a", prices: { "openai/gpt-4o-mini": { prompt: "abc" } } })] },
   ];
   for (const file of bad) {
     assert.throws(() => parseProviders(file, envOf({ A_KEY: "k" })), JSON.stringify(file));
@@ -196,4 +199,21 @@ Deno.test("providers: a providers file given by path is read", async () => {
   } finally {
     await Deno.remove(path);
   }
+});
+
+Deno.test("providers: a price override replaces the prices it names, the catalogue's stand for the rest", async () => {
+  const { Catalogue } = await import("../catalogue/catalogue.ts");
+  const { pricesFor } = await import("../pipeline/pipeline.ts");
+  const catalogue = await Catalogue.load();
+  const model = catalogue.resolve("openai/gpt-4o-mini")!;
+  const { enabled } = parseProviders({
+    providers: [spec({ id: "a", prices: { "openai/gpt-4o-mini": { prompt: "0.00001" } } })],
+  }, envOf({ A_KEY: "k" }));
+  const c = { provider: enabled[0], protocol: "openai-chat", upstreamModel: "m" } as Parameters<
+    typeof pricesFor
+  >[0];
+  const table = pricesFor(c, model, catalogue);
+  assert.equal(table.prompt, "0.00001");
+  assert.equal(table.completion, model.pricing.completion);
+  assert.ok(Number(table.completion) > 0);
 });
