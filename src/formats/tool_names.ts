@@ -28,6 +28,12 @@ export function shortToolName(name: string): string {
 export function withShortToolNames(
   req: TextRequest,
 ): { request: TextRequest; names?: Map<string, string> } {
+  const long = (name: string) => name.length > TOOL_NAME_MAX;
+  const any = req.tools?.some((t) => long(t.name)) ||
+    (req.toolChoice?.type === "tool" && long(req.toolChoice.name)) ||
+    req.messages.some((m) => m.parts.some((p) => p.type === "tool_call" && long(p.name)));
+  // Most requests: nothing to copy.
+  if (!any) return { request: req };
   const names = new Map<string, string>();
   const short = (name: string) => {
     const s = shortToolName(name);
@@ -41,7 +47,6 @@ export function withShortToolNames(
   const toolChoice = req.toolChoice?.type === "tool"
     ? { ...req.toolChoice, name: short(req.toolChoice.name) }
     : req.toolChoice;
-  if (names.size === 0) return { request: req };
   return { request: { ...req, tools, messages, toolChoice }, names };
 }
 
