@@ -98,6 +98,7 @@ export async function callCandidates<T>(
       a.body(c),
       timeoutMs,
       req.signal,
+      app.log,
     );
     if (!outcome.ok) {
       last = outcome.error ?? a.decodeError(outcome.status, outcome.body);

@@ -405,6 +405,7 @@ async function attempt(
       JSON.stringify(upstreamBody),
       call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
       req.signal,
+      app.log,
     );
     if (!outcome.ok) {
       lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);

@@ -2,6 +2,8 @@ import { GatewayError } from "../http/gateway_error.ts";
 import { OUR_CREDIT } from "../formats/upstream_errors.ts";
 import type { Candidate } from "../providers/routing.ts";
 import type { Breakers } from "../providers/routing.ts";
+import type { Level, Logger } from "../lib/log.ts";
+import { describeError } from "../config.ts";
 
 /**
  * One HTTP call to one candidate, with the first-byte timeout. Failures are classified with a
@@ -21,6 +23,7 @@ export async function send(
   body: string,
   firstByteMs: number,
   clientSignal: AbortSignal,
+  log: Logger,
 ): Promise<UpstreamOutcome> {
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(new DOMException("client went away", "AbortError"));
@@ -38,6 +41,7 @@ export async function send(
     try {
       parsed = JSON.parse(text);
     } catch { /* keep the text */ }
+    logRefusal(log, c, response.status, parsed);
     return {
       ok: false,
       retry: response.status >= 500 || RETRYABLE.has(response.status) ||
@@ -58,6 +62,11 @@ export async function send(
     }
     const timeout = (e as Error)?.name === "TimeoutError" ||
       String(abort.signal.reason?.name) === "TimeoutError";
+    log.log("warn", timeout ? "upstream did not answer in time" : "upstream unreachable", {
+      provider: c.provider.id,
+      upstream_model: c.upstreamModel,
+      ...(timeout ? { timeout_ms: firstByteMs } : { cause: describeError(e) }),
+    });
     return {
       ok: false,
       retry: true,
@@ -74,6 +83,28 @@ export async function send(
   } finally {
     clientSignal.removeEventListener("abort", onClientAbort);
   }
+}
+
+/**
+ * An upstream's refusal, for the operator: our credentials (401/403) are an error, its own
+ * failures and a missing model a warning, a request it found wrong (the client's) debug.
+ * Only the status and the error's type and code are logged: an upstream's message may quote
+ * the request.
+ */
+function logRefusal(log: Logger, c: Candidate, status: number, body: unknown) {
+  const level: Level = status === 401 || status === 403
+    ? "error"
+    : status >= 500 || status === 404 || status === 408 || status === 429 || status === 402
+    ? "warn"
+    : "debug";
+  const err = (body as { error?: { type?: unknown; code?: unknown } } | null)?.error;
+  log.log(level, "upstream refused the request", {
+    provider: c.provider.id,
+    upstream_model: c.upstreamModel,
+    status,
+    ...(typeof err?.type === "string" ? { type: err.type } : {}),
+    ...(typeof err?.code === "string" ? { code: err.code } : {}),
+  });
 }
 
 export function recordOutcome(breakers: Breakers, c: Candidate, ok: boolean) {
