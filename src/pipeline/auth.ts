@@ -81,10 +81,10 @@ export function sha256Hex(text: string): Promise<string> {
 
 export async function authenticate(
   headers: Headers,
-  deps: { store: Store; keyCache: KeyCache; tracker: Tracker; keyPrefix: string },
+  deps: { store: Store; keyCache: KeyCache; tracker: Tracker },
 ): Promise<Caller> {
+  // Any prefix: keys issued before KEY_PREFIX changed stay valid (the lookup is by hash).
   const key = extractKey(headers);
-  if (!key.startsWith(deps.keyPrefix + "_")) throw unauthorized("invalid API key");
   const hash = await sha256Hex(key);
   const now = Date.now();
   let found = deps.keyCache.get(hash, now);

@@ -28,7 +28,7 @@ export async function limit(caller: Caller, app: AppContext): Promise<void> {
  * (the spec's limiter answers 429 on all endpoints, listings and history included).
  */
 export async function admit(req: Request, app: AppContext): Promise<Caller> {
-  const caller = await authenticate(req.headers, { ...app, keyPrefix: app.cfg.KEY_PREFIX });
+  const caller = await authenticate(req.headers, app);
   await limit(caller, app);
   return caller;
 }
