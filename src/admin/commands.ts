@@ -11,7 +11,7 @@ import { Catalogue } from "../catalogue/catalogue.ts";
 import type { Account, Generation, LedgerEntry, Store } from "../store/store.ts";
 import { NotFoundError } from "../store/errors.ts";
 import { generateKey } from "../store/keys.ts";
-import { formatRub, nanoToRub, rubToNano } from "../billing/money.ts";
+import { formatRub, rubToNano } from "../billing/money.ts";
 import { tokensJson } from "../pipeline/generations.ts";
 
 export type AdminReply =
@@ -165,15 +165,24 @@ function required(args: Args, key: string): string {
   return v;
 }
 
+/**
+ * The largest amount the CLI takes. Balances are nano-roubles in a signed 64-bit column
+ * (about 9.2 billion roubles); one amount stays well inside it.
+ */
+const MAX_AMOUNT_NANO = 1_000_000_000n * 1_000_000_000n;
+
 /** Roubles as typed → nano-roubles; negative or over-precise amounts are usage errors. */
 function rub(key: string, text: string, opts: { positive?: boolean } = {}): bigint {
-  let nano: bigint;
-  try {
-    nano = rubToNano(text);
-  } catch {
+  if (text.trim().startsWith("-")) throw new UsageError(`--${key} cannot be negative`);
+  // Plain digits only: `1e3` is not an amount anyone types on purpose, and `1e30000000`
+  // would be a number of thirty million digits.
+  if (!/^\d{1,10}(\.\d{1,9})?$/.test(text.trim())) {
     throw new UsageError(`--${key} must be roubles with at most 9 decimals, e.g. 100 or 12.5`);
   }
-  if (nano < 0n) throw new UsageError(`--${key} cannot be negative`);
+  const nano = rubToNano(text);
+  if (nano > MAX_AMOUNT_NANO) {
+    throw new UsageError(`--${key} must be at most ${formatRub(MAX_AMOUNT_NANO)} roubles`);
+  }
   if (opts.positive && nano === 0n) throw new UsageError(`--${key} must be more than zero`);
   return nano;
 }
@@ -207,8 +216,8 @@ function accountJson(a: Account) {
   return {
     id: a.id,
     name: a.name,
-    balance: nanoToRub(a.balance),
-    held: nanoToRub(a.held),
+    balance: formatRub(a.balance),
+    held: formatRub(a.held),
     default_model: a.defaultModel,
     rpm_limit: a.rpmLimit,
     created: a.created.toISOString(),
@@ -219,7 +228,7 @@ function ledgerJson(e: LedgerEntry) {
   return {
     id: e.id,
     kind: e.kind,
-    amount: nanoToRub(e.amount),
+    amount: formatRub(e.amount),
     generation_id: e.generationId,
     idempotency_key: e.idempotencyKey,
     created: e.created.toISOString(),
@@ -238,7 +247,7 @@ function generationJson(g: Generation) {
     status: g.status,
     finish_reason: g.finishReason,
     tokens: tokensJson(g.tokens),
-    cost: nanoToRub(g.cost),
+    cost: formatRub(g.cost),
     usage_source: g.usageSource,
     latency_ms: g.latencyMs,
     error: g.error,
@@ -263,7 +272,7 @@ const COMMANDS: Record<string, Command> = {
       const balance = balanceText === undefined ? 0n : rub("balance", balanceText);
       const a = await store.createAccount(name, balance);
       return {
-        result: { id: a.id, balance: nanoToRub(a.balance) },
+        result: { id: a.id, balance: formatRub(a.balance) },
         text: `created account ${a.id} (${name}), balance ${rubText(a.balance)}`,
       };
     },
@@ -355,8 +364,8 @@ const COMMANDS: Record<string, Command> = {
         last_used: k.lastUsed?.toISOString() ?? null,
         created: k.created.toISOString(),
         rpm: k.rpmLimit,
-        spend_limit: k.spendLimit === null ? null : nanoToRub(k.spendLimit),
-        spent: nanoToRub(k.spent),
+        spend_limit: k.spendLimit === null ? null : formatRub(k.spendLimit),
+        spent: formatRub(k.spent),
       }));
       const rows = keys.map((k) => [
         k.id,
@@ -402,7 +411,7 @@ const COMMANDS: Record<string, Command> = {
         text.push(`rpm limit ${limitText(rpm)}`);
       }
       if (spend !== undefined) {
-        result.spend_limit = spend === null ? null : nanoToRub(spend);
+        result.spend_limit = spend === null ? null : formatRub(spend);
         text.push(`spend limit ${spend === null ? "none" : rubText(spend)}`);
       }
       return { result, text: `key ${id}: ${text.join(", ")}` };
@@ -417,7 +426,17 @@ const COMMANDS: Record<string, Command> = {
       const amount = rub("amount", required(args, "amount"), { positive: true });
       const idem = required(args, "idempotency-key");
       await account(store, id);
-      const { entry, applied } = await store.topup(id, amount, idem);
+      const { entry, applied } = await store.topup(id, amount, idem).catch((e) => {
+        // PostgreSQL's "bigint out of range": the sum passed the column's 64 bits.
+        if (/out of range/i.test(String((e as Error)?.message))) {
+          throw new CommandError(
+            `crediting ${
+              rubText(amount)
+            } would take ${id}'s balance past the largest the store keeps; nothing was done`,
+          );
+        }
+        throw e;
+      });
       if (!applied && (entry.accountId !== id || entry.amount !== amount)) {
         // Nothing changed, but the operator meant something else: say so, loudly.
         throw new CommandError(
@@ -427,7 +446,7 @@ const COMMANDS: Record<string, Command> = {
       }
       const a = await account(store, id);
       return {
-        result: { applied, balance: nanoToRub(a.balance) },
+        result: { applied, balance: formatRub(a.balance) },
         text: applied
           ? `credited ${rubText(amount)} to ${id}; balance ${rubText(a.balance)}`
           : `already applied (idempotency key ${idem}); balance ${rubText(a.balance)}`,
@@ -448,9 +467,9 @@ const COMMANDS: Record<string, Command> = {
       const held = a.held + mem.held;
       return {
         result: {
-          balance: nanoToRub(balance),
-          held: nanoToRub(held),
-          leased: nanoToRub(leased),
+          balance: formatRub(balance),
+          held: formatRub(held),
+          leased: formatRub(leased),
         },
         text: `balance ${rubText(balance)}, held ${rubText(held)} (leased by instances ` +
           `${rubText(leased)}), available ${rubText(balance - held)}`,

@@ -44,12 +44,12 @@ for (const { name, open } of await testStores()) {
     const r = await ok(store, "account", "create", "--name", "Ivan", "--balance", "1000.5");
     assert.deepEqual(Object.keys(r).sort(), ["balance", "id"]);
     assert.match(r.id as string, /^acc_/);
-    assert.equal(r.balance, 1000.5);
+    assert.equal(r.balance, "1000.5");
     const a = await store.getAccount(r.id as string);
     assert.equal(a?.balance, 1_000_500_000_000n);
     assert.equal(a?.name, "Ivan");
     const zero = await ok(store, "account", "create", "--name=Petr");
-    assert.equal(zero.balance, 0);
+    assert.equal(zero.balance, "0");
   });
 
   test("account create rejects bad amounts and a missing name", async (store) => {
@@ -69,8 +69,8 @@ for (const { name, open } of await testStores()) {
     r = await ok(store, "account", "show", "--account", id);
     assert.equal(r.id, id);
     assert.equal(r.name, "Ivan");
-    assert.equal(r.balance, 7);
-    assert.equal(r.held, 0);
+    assert.equal(r.balance, "7");
+    assert.equal(r.held, "0");
     assert.equal(r.default_model, slug);
     assert.equal(r.rpm_limit, 60);
     await ok(store, "account", "set-default-model", "--account", id, "--model", "none");
@@ -126,7 +126,7 @@ for (const { name, open } of await testStores()) {
     const id = await newAccount(store);
     const { id: keyId, key } = await ok(store, "key", "create", "--account", id);
     let r = await ok(store, "key", "set-limits", keyId as string, "--rpm", "5", "--spend", "10.5");
-    assert.deepEqual(r, { id: keyId, rpm: 5, spend_limit: 10.5 });
+    assert.deepEqual(r, { id: keyId, rpm: 5, spend_limit: "10.5" });
     r = await ok(store, "key", "list", "--account", id);
     const keys = r.keys as Record<string, unknown>[];
     assert.equal(keys.length, 1);
@@ -147,7 +147,7 @@ for (const { name, open } of await testStores()) {
     assert.equal(k.revoked, false);
     assert.equal(k.last_used, null);
     assert.equal(k.rpm, 5);
-    assert.equal(k.spend_limit, 10.5);
+    assert.equal(k.spend_limit, "10.5");
     assert.ok(!JSON.stringify(r).includes(await hashKey(key as string)), "never the hash");
     assert.ok(!JSON.stringify(r).includes(key as string), "never the key");
 
@@ -167,11 +167,47 @@ for (const { name, open } of await testStores()) {
     await usage(store, ["key", "revoke"], /KEY_ID/);
   });
 
+  test("amounts are plain decimals within bounds; a balance past 64 bits is refused whole", async (store) => {
+    const id = await newAccount(store, "--balance", "1");
+    for (const amount of ["1e3", "1e30000000", "0x10", "12,5", "1.0000000001", "Infinity"]) {
+      await usage(
+        store,
+        ["topup", "--account", id, "--amount", amount, "--idempotency-key", `u-${amount}`],
+        /roubles with at most 9 decimals/,
+      );
+    }
+    await usage(
+      store,
+      ["topup", "--account", id, "--amount", "1000000000.5", "--idempotency-key", "big"],
+      /at most 1000000000 roubles/,
+    );
+    for (let i = 0; i < 9; i++) {
+      await ok(
+        store,
+        "topup",
+        "--account",
+        id,
+        "--amount",
+        "1000000000",
+        "--idempotency-key",
+        `b${i}`,
+      );
+    }
+    const r = await runAdmin(
+      store,
+      ["topup", "--account", id, "--amount", "1000000000", "--idempotency-key", "b9"],
+      cfg,
+    ).then(() => undefined, (e) => e);
+    assert.ok(r instanceof CommandError, `a CommandError, not ${r}`);
+    assert.match(r.message, /largest the store keeps; nothing was done/);
+    assert.equal((await store.getAccount(id))?.balance, 9_000_000_001_000_000_000n);
+  });
+
   test("topup → {applied, balance}; a repeat with the same key is a no-op", async (store) => {
     const id = await newAccount(store, "--balance", "1");
     const argv = ["topup", "--account", id, "--amount", "100.25", "--idempotency-key", "p1"];
-    assert.deepEqual(await ok(store, ...argv), { applied: true, balance: 101.25 });
-    assert.deepEqual(await ok(store, ...argv), { applied: false, balance: 101.25 });
+    assert.deepEqual(await ok(store, ...argv), { applied: true, balance: "101.25" });
+    assert.deepEqual(await ok(store, ...argv), { applied: false, balance: "101.25" });
     await assert.rejects(
       runAdmin(store, ["topup", "--account", id, "--amount", "5", "--idempotency-key", "p1"], cfg),
       CommandError,
@@ -202,23 +238,23 @@ for (const { name, open } of await testStores()) {
     const id = await newAccount(store, "--balance", "3");
     await ok(store, "topup", "--account", id, "--amount", "0.000000001", "--idempotency-key", "k");
     assert.deepEqual(await ok(store, "balance", "--account", id), {
-      balance: 3.000000001,
-      held: 0,
-      leased: 0,
+      balance: "3.000000001",
+      held: "0",
+      leased: "0",
     });
     // An instance's lease is part of held, and shown apart.
     await store.lease("ins_x", id, 1n, 500_000_000n, 60_000);
     assert.deepEqual(await ok(store, "balance", "--account", id), {
-      balance: 3.000000001,
-      held: 0.5,
-      leased: 0.5,
+      balance: "3.000000001",
+      held: "0.5",
+      leased: "0.5",
     });
     await store.endLease("ins_x", id);
     const r = await ok(store, "ledger", "--account", id);
     const entries = r.entries as Record<string, unknown>[];
     assert.deepEqual(entries.map((e) => [e.kind, e.amount, e.idempotency_key]), [
-      ["topup", 3, null],
-      ["topup", 0.000000001, "k"],
+      ["topup", "3", null],
+      ["topup", "0.000000001", "k"],
     ]);
     await assert.rejects(runAdmin(store, ["balance", "--account", "acc_x"], cfg), NotFoundError);
   });
@@ -260,7 +296,7 @@ for (const { name, open } of await testStores()) {
       status: string;
     }[];
     assert.deepEqual(all.map((g) => g.id), [...ids].reverse());
-    assert.equal(all[2].cost, 0.0005);
+    assert.equal(all[2].cost, "0.0005");
     assert.equal(all[2].status, "completed");
     // The token figures named as the API names them.
     assert.deepEqual((all[2] as unknown as { tokens: unknown }).tokens, {
@@ -276,9 +312,9 @@ for (const { name, open } of await testStores()) {
     assert.deepEqual((after.generations as { id: string }[]).map((g) => g.id), [ids[0]]);
     await usage(store, ["generations", "--account", id, "--limit", "0"], /--limit/);
     assert.deepEqual(await ok(store, "balance", "--account", id), {
-      balance: 9.9995,
-      held: 0.002,
-      leased: 0,
+      balance: "9.9995",
+      held: "0.002",
+      leased: "0",
     });
   });
 
@@ -298,14 +334,14 @@ for (const { name, open } of await testStores()) {
   test("options anywhere, --opt=value, --json ignored, help", async (store) => {
     const id = await newAccount(store, "--balance", "2");
     assert.deepEqual(await ok(store, "--account", id, "--json", "balance"), {
-      balance: 2,
-      held: 0,
-      leased: 0,
+      balance: "2",
+      held: "0",
+      leased: "0",
     });
     assert.deepEqual(await ok(store, "balance", `--account=${id}`), {
-      balance: 2,
-      held: 0,
-      leased: 0,
+      balance: "2",
+      held: "0",
+      leased: "0",
     });
     for (const argv of [["--help"], ["help"], ["-h"], ["key", "--help"]]) {
       const r = await runAdmin(store, argv, cfg);
@@ -323,7 +359,7 @@ Deno.test("admin balance: a running gateway's holds and unwritten costs are coun
       id === a.id ? { held: 3_000_000_000n, pending: 1_000_000_000n } : undefined;
     const r = await runAdmin(store, ["balance", "--account", a.id], { keyPrefix: "tg", inMemory });
     assert.ok(r.ok);
-    assert.deepEqual(r.result, { balance: 9, held: 3, leased: 0 });
+    assert.deepEqual(r.result, { balance: "9", held: "3", leased: "0" });
     assert.match(r.text, /available 6/);
   } finally {
     await store.close();

@@ -40,7 +40,7 @@ Deno.test("cli embedded without a server: opens DATA_DIR itself; exit 0 / 2 / 1"
       0,
     );
     const { id, balance } = onlyJson(a.out);
-    assert.equal(balance, 2);
+    assert.equal(balance, "2");
     assert.deepEqual(a.err, []);
 
     const b = io({ DATA_DIR: dir }); // a second process-like run sees the same data
@@ -165,7 +165,7 @@ Deno.test({
       const { id } = onlyJson(a.out);
       const b = io(env);
       assert.equal(await cli(["--json", "balance", "--account", String(id)], b.io), 0);
-      assert.deepEqual(onlyJson(b.out), { balance: 9, held: 0, leased: 0 });
+      assert.deepEqual(onlyJson(b.out), { balance: "9", held: "0", leased: "0" });
     } finally {
       await scratch.drop();
     }

@@ -87,12 +87,12 @@ Deno.test("operator API runs a command and answers {ok, result, text}", async ()
     const body = await res.json();
     assert.equal(body.ok, true);
     assert.deepEqual(Object.keys(body.result).sort(), ["balance", "id"]);
-    assert.equal(body.result.balance, 5);
+    assert.equal(body.result.balance, "5");
     assert.match(body.text, /created account acc_/);
     assert.equal((await store.getAccount(body.result.id))?.balance, 5_000_000_000n);
 
     const bal = await handle(run(["balance", "--account", body.result.id]), "127.0.0.1");
-    assert.deepEqual((await bal.json()).result, { balance: 5, held: 0, leased: 0 });
+    assert.deepEqual((await bal.json()).result, { balance: "5", held: "0", leased: "0" });
   });
 });
 
