@@ -8,5 +8,7 @@ COPY . .
 RUN deno cache src/main.ts && mkdir -p /app/data && chown -R deno:deno /app/data
 USER deno
 ENV DATA_DIR=/app/data PORT=8787
+# The embedded store: mount a volume here, or balances and keys go with the container.
+VOLUME /app/data
 EXPOSE 8787
 CMD ["task", "start"]

@@ -8,13 +8,25 @@ import { z } from "zod";
  */
 const decimal = z.string().regex(/^\d+(\.\d+)?$/, "a non-negative decimal such as 92.5");
 const optionalUrl = z.string().url().optional();
+/** A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly). */
+const serviceUrl = (schemes: string[]) =>
+  z.string().url().refine(
+    (v) => schemes.some((s) => v.startsWith(s + "://")),
+    `a ${schemes.map((s) => s + "://").join(" or ")} URL`,
+  ).optional();
+/**
+ * Roubles credited to the demo account. The store keeps nano-roubles in a 64-bit column
+ * (at most about 9.2 billion roubles), so a larger figure would fail half-way through the
+ * first start.
+ */
+const DEMO_BALANCE_MAX_RUB = 1_000_000_000;
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: z.string().min(1).default("./data"),
-  DATABASE_URL: optionalUrl,
-  REDIS_URL: optionalUrl,
+  DATABASE_URL: serviceUrl(["postgres", "postgresql"]),
+  REDIS_URL: serviceUrl(["redis", "rediss"]),
   BLOB_URL: z.string().min(1).optional(),
   PUBLIC_BASE_URL: optionalUrl,
   USD_RUB: decimal.refine((v) => Number(v) > 0, "a positive decimal such as 92.5").default("92.5"),
@@ -23,7 +35,10 @@ const schema = z.object({
     "tg",
   ),
   ADMIN_TOKEN: z.string().min(16, "at least 16 characters").optional(),
-  DEMO_BALANCE_RUB: decimal.default("1000"),
+  DEMO_BALANCE_RUB: decimal.refine(
+    (v) => Number(v) <= DEMO_BALANCE_MAX_RUB && !/\.\d{10}/.test(v),
+    `at most ${DEMO_BALANCE_MAX_RUB} roubles, with at most 9 decimals`,
+  ).default("1000"),
   PROVIDERS_FILE: z.string().min(1).optional(),
   CATALOGUE_FILE: z.string().min(1).optional(),
   CANCEL_POLICY: z.enum(["abort", "drain"]).default("abort"),
@@ -53,12 +68,50 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     const issue = r.error.issues[0];
     const name = String(issue.path[0]);
     throw new ConfigError(
-      `config: ${name}=${JSON.stringify(cleaned[name] ?? "")} is invalid: ${issue.message}`,
+      `config: ${name}=${
+        JSON.stringify(withoutPassword(cleaned[name] ?? ""))
+      } is invalid: ${issue.message}`,
     );
   }
   return r.data;
 }
 
+/** A URL's password (`scheme://user:secret@host`) is masked wherever a URL is shown. */
+export function withoutPassword(text: string): string {
+  return text.replace(/(\/\/[^:/?#@\s]*:)[^@/?#\s]*@/g, "$1***@");
+}
+
 export function loadConfig(): Config {
   return parseConfig(Deno.env.toObject());
+}
+
+/**
+ * Runs one step of start-up; whatever it throws becomes a `ConfigError` whose one line names
+ * the step (`DATABASE_URL=postgres://…`, `PROVIDERS_FILE config/providers.json`), so an
+ * operator reads what to fix instead of a stack trace.
+ */
+export async function startStep<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`${what ? withoutPassword(what) + ": " : ""}${describeError(e)}`);
+  }
+}
+
+/** One line for an error: a validation error's first issue with its path, else the message. */
+export function describeError(e: unknown): string {
+  if (e instanceof z.ZodError) {
+    const issue = e.issues[0];
+    const path = issue.path.map((p) => typeof p === "number" ? `[${p}]` : `.${String(p)}`)
+      .join("").replace(/^\./, "");
+    const more = e.issues.length > 1 ? ` (and ${e.issues.length - 1} more)` : "";
+    return `${path ? path + ": " : ""}${issue.message}${more}`;
+  }
+  const err = e as { message?: unknown; cause?: unknown };
+  const message = typeof err?.message === "string" && err.message ? err.message : String(e);
+  const line = (message.split("\n").find((l) => l.trim()) ?? message).trim();
+  // fetch says only "fetch failed"; what failed (refused, DNS, TLS) is in its cause.
+  const cause = err?.cause ? describeError(err.cause) : "";
+  return withoutPassword(cause && !line.includes(cause) ? `${line}: ${cause}` : line);
 }

@@ -4,24 +4,75 @@
  * limits across isolates. Holds stay in the store one by one (no leased wallet): an isolate
  * can be evicted at any moment, and settlements gathered in memory would go unbilled.
  */
-import { loadConfig } from "./config.ts";
-import { buildGateway, type Gateway } from "./server.ts";
+import { type Config, ConfigError, describeError, loadConfig } from "./config.ts";
+import { buildGateway, type Gateway, sweep } from "./server.ts";
 
-let gateway: Promise<Gateway> | undefined;
+/** How often an isolate sweeps, at most: a request that finds the last sweep older starts one. */
+const SWEEP_EVERY_MS = 10_000;
 
-function get(): Promise<Gateway> {
-  gateway ??= (() => {
-    const cfg = loadConfig();
-    if (!cfg.DATABASE_URL) throw new Error("config: DATABASE_URL is required on Deno Deploy");
-    return buildGateway(cfg);
-  })();
-  return gateway;
+export interface DeployApp {
+  fetch(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response>;
+  /** Closes the gateway if one was built (tests; Deploy ends isolates itself). */
+  close(): Promise<void>;
 }
 
-export default {
-  async fetch(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
-    const gw = await get();
-    const addr = info?.remoteAddr;
-    return gw.handler(req, { remoteAddr: addr && addr.transport === "tcp" ? addr.hostname : "" });
-  },
-};
+export function deployApp(load: () => Config = loadConfig): DeployApp {
+  let gateway: Promise<{ gw: Gateway; cfg: Config }> | undefined;
+  let lastSweep = 0;
+
+  const get = () => {
+    gateway ??= (async () => {
+      const cfg = load();
+      if (!cfg.DATABASE_URL) {
+        throw new ConfigError("config: DATABASE_URL is required on Deno Deploy");
+      }
+      return { gw: await buildGateway(cfg), cfg };
+    })().catch((e) => {
+      // Not remembered: a database that was down at the first request may be up at the next.
+      gateway = undefined;
+      throw e;
+    });
+    return gateway;
+  };
+
+  return {
+    async fetch(req, info) {
+      let built;
+      try {
+        built = await get();
+      } catch (e) {
+        const line = e instanceof ConfigError ? e.message : describeError(e);
+        console.error(`Tollgate could not start. ${line}`);
+        return Response.json(
+          {
+            error: {
+              message: "the gateway is starting or misconfigured; retry shortly",
+              type: "server_error",
+            },
+          },
+          { status: 503, headers: { "retry-after": "5" } },
+        );
+      }
+      const { gw, cfg } = built;
+      // No process outlives its requests here to run a timer: requests take turns sweeping
+      // what an evicted isolate left running (its holds would otherwise stay forever).
+      const now = Date.now();
+      if (now - lastSweep >= SWEEP_EVERY_MS) {
+        lastSweep = now;
+        gw.ctx.tracker.track(sweep(gw.ctx, cfg.SWEEP_AFTER_MS).catch(() => 0));
+      }
+      const addr = info?.remoteAddr;
+      return gw.handler(req, {
+        remoteAddr: addr && addr.transport === "tcp" ? addr.hostname : "",
+      });
+    },
+    async close() {
+      const built = await gateway?.catch(() => undefined);
+      if (!built) return;
+      await built.gw.ctx.tracker.idle();
+      await built.gw.close();
+    },
+  };
+}
+
+export default deployApp();

@@ -2,30 +2,40 @@
  * Start-up: config → store → catalogue → providers → Deno.serve. Embedded by default
  * (PGlite under DATA_DIR); PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, describeError, loadConfig, startStep } from "./config.ts";
 import { buildGateway, sweep } from "./server.ts";
 import { createOperatorHandler } from "./admin/operator_api.ts";
-import { acquireDirLock, removeServerFile, writeServerFile } from "./admin/server_file.ts";
+import {
+  acquireDirLock,
+  localUrl,
+  removeServerFile,
+  writeServerFile,
+} from "./admin/server_file.ts";
 import { ensureDemoAccount } from "./admin/demo.ts";
 import { newId } from "./lib/ids.ts";
 import { endOpenStreams } from "./pipeline/respond.ts";
 
 async function main() {
-  let cfg;
   try {
-    cfg = loadConfig();
+    await start();
   } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      Deno.exit(1);
-    }
-    throw e;
+    // Whatever stops start-up is one line naming what to fix; the stack only on request.
+    const line = e instanceof ConfigError ? e.message : `start-up failed: ${describeError(e)}`;
+    console.error(`Tollgate could not start. ${line}`);
+    if (Deno.env.get("LOG_LEVEL") === "debug") console.error(e);
+    Deno.exit(1);
   }
+}
+
+async function start() {
+  const cfg = loadConfig();
   const embedded = !cfg.DATABASE_URL;
   let releaseLock: (() => Promise<void>) | undefined;
   if (embedded) {
-    await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
-    releaseLock = await acquireDirLock(cfg.DATA_DIR);
+    releaseLock = await startStep(`DATA_DIR=${cfg.DATA_DIR}`, async () => {
+      await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
+      return await acquireDirLock(cfg.DATA_DIR);
+    });
   }
   const operatorToken = cfg.ADMIN_TOKEN ?? newId("op", 32);
   let operator: ReturnType<typeof createOperatorHandler> | undefined;
@@ -57,6 +67,39 @@ async function main() {
   });
   const { ctx } = gw;
 
+  // Embedded mode has one process: whatever is still `running` at start died with the last
+  // one. With a shared PostgreSQL, other instances' live generations must be left alone.
+  const swept = await sweep(ctx, embedded ? 0 : cfg.SWEEP_AFTER_MS).catch(() => 0);
+  if (swept) console.log(`Closed ${swept} generation(s) interrupted by an earlier stop.`);
+  // Every 10 s: a dead instance's lease (up to eight holds of an account's balance) is held
+  // until a sweep gives it back, so the sweep follows its 30 s expiry closely. Two indexed
+  // reads when there is nothing to do.
+  const sweeper = setInterval(() => sweep(ctx, cfg.SWEEP_AFTER_MS).catch(() => {}), 10_000);
+
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      port: cfg.PORT,
+      hostname: cfg.HOST,
+      onListen: () => {},
+    }, (req, info) =>
+      gw.handler(req, {
+        remoteAddr: info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "",
+      }));
+  } catch (e) {
+    clearInterval(sweeper);
+    throw new ConfigError(
+      e instanceof Deno.errors.AddrInUse
+        ? `PORT=${cfg.PORT} is in use on ${cfg.HOST}: another process listens there; stop it or set PORT`
+        : `HOST=${cfg.HOST} PORT=${cfg.PORT}: cannot listen: ${describeError(e)}`,
+    );
+  }
+  const url = localUrl(cfg.HOST, server.addr.port);
+  if (embedded) {
+    await writeServerFile(cfg.DATA_DIR, { pid: Deno.pid, url, token: operatorToken });
+  }
+
+  // Announced once it listens: a start that cannot listen shows no key it then cannot serve.
   const demo = await ensureDemoAccount(ctx.store, cfg);
   const where = embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL";
   console.log(`Tollgate: ${ctx.catalogue.generative().length} models, ${where}`);
@@ -78,31 +121,6 @@ async function main() {
     console.log(
       `Demo account ${demo.accountId} exists. Make another key with: deno task admin key create --account ${demo.accountId}`,
     );
-  }
-
-  // Embedded mode has one process: whatever is still `running` at start died with the last
-  // one. With a shared PostgreSQL, other instances' live generations must be left alone.
-  const swept = await sweep(ctx, embedded ? 0 : cfg.SWEEP_AFTER_MS).catch(() => 0);
-  if (swept) console.log(`Closed ${swept} generation(s) interrupted by an earlier stop.`);
-  // Every 10 s: a dead instance's lease (up to eight holds of an account's balance) is held
-  // until a sweep gives it back, so the sweep follows its 30 s expiry closely. Two indexed
-  // reads when there is nothing to do.
-  const sweeper = setInterval(() => sweep(ctx, cfg.SWEEP_AFTER_MS).catch(() => {}), 10_000);
-
-  const server = Deno.serve({
-    port: cfg.PORT,
-    hostname: cfg.HOST,
-    onListen: () => {},
-  }, (req, info) =>
-    gw.handler(req, {
-      remoteAddr: info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "",
-    }));
-  if (embedded) {
-    await writeServerFile(cfg.DATA_DIR, {
-      pid: Deno.pid,
-      url: `http://127.0.0.1:${server.addr.port}`,
-      token: operatorToken,
-    });
   }
 
   let stopping = false;
@@ -129,8 +147,7 @@ async function main() {
 
   // Announced only once a signal would be handled: a supervisor (or a test) that stops the
   // process as soon as it reads this line must get the graceful stop, not the default death.
-  const host = cfg.HOST === "0.0.0.0" ? "localhost" : cfg.HOST;
-  console.log(`Listening on http://${host}:${server.addr.port}`);
+  console.log(`Listening on ${url}`);
 }
 
 if (import.meta.main) await main();

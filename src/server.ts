@@ -3,7 +3,7 @@
  * main.ts (the process), deploy.ts (Deno Deploy) and the integration tests (in-process on a
  * free port), so all three run the same assembly.
  */
-import type { Config } from "./config.ts";
+import { type Config, startStep } from "./config.ts";
 import { Catalogue } from "./catalogue/catalogue.ts";
 import { createListing } from "./catalogue/listing.ts";
 import { makeRates } from "./billing/cost.ts";
@@ -55,15 +55,28 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const env = opts.env ?? ((name: string) => Deno.env.get(name));
   const log = opts.logger ?? createLogger(cfg.LOG_LEVEL);
   const ownsStore = !opts.store;
-  const store = opts.store ??
-    await openStore({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, memory: opts.memory });
-  const catalogue = await Catalogue.load(
-    cfg.CATALOGUE_FILE ? { models: cfg.CATALOGUE_FILE } : undefined,
+  // Each step that reads something the operator set names it when it fails (one line);
+  // the files first, so a mistake in them is found before a database is opened for nothing.
+  const catalogue = await startStep(
+    cfg.CATALOGUE_FILE ? `CATALOGUE_FILE=${cfg.CATALOGUE_FILE}` : "the built-in catalogue",
+    () => Catalogue.load(cfg.CATALOGUE_FILE ? { models: cfg.CATALOGUE_FILE } : undefined),
   );
-  const { enabled, disabled } = await loadProviders(cfg.PROVIDERS_FILE, env);
+  const { enabled, disabled } = await startStep(
+    cfg.PROVIDERS_FILE ? `PROVIDERS_FILE=${cfg.PROVIDERS_FILE}` : "config/providers.json",
+    () => loadProviders(cfg.PROVIDERS_FILE, env),
+  );
+  const store = opts.store ?? await startStep(
+    cfg.DATABASE_URL ? `DATABASE_URL=${cfg.DATABASE_URL}` : `DATA_DIR=${cfg.DATA_DIR}`,
+    () => openStore({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, memory: opts.memory }),
+  );
   const rates = makeRates(cfg.USD_RUB, cfg.MARKUP);
   const limiter: Limiter = opts.limiter ??
-    (cfg.REDIS_URL ? await RedisLimiter.connect(cfg.REDIS_URL, log) : new MemoryLimiter());
+    (cfg.REDIS_URL
+      ? await startStep(
+        `REDIS_URL=${cfg.REDIS_URL}`,
+        () => RedisLimiter.connect(cfg.REDIS_URL!, log),
+      )
+      : new MemoryLimiter());
   const ctx: AppContext = {
     cfg,
     store,
@@ -83,22 +96,24 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     draining: false,
   };
   const listing = createListing(catalogue, { usdRub: cfg.USD_RUB, markup: cfg.MARKUP });
-  const handler = createApp(ctx, {
-    listing,
-    routes: [...nonTextRoutes(ctx), ...(opts.routes?.(ctx) ?? [])],
-  });
-  return {
-    ctx,
-    handler,
-    disabledProviders: disabled,
-    async close() {
-      ctx.draining = true;
-      await ctx.tracker.idle();
-      await ctx.quota.close();
-      await ctx.limiter.close();
-      if (ownsStore) await store.close();
-    },
+  const close = async () => {
+    ctx.draining = true;
+    await ctx.tracker.idle();
+    await ctx.quota.close();
+    await ctx.limiter.close();
+    if (ownsStore) await store.close();
   };
+  let routes: Route[];
+  try {
+    // BLOB_URL's messages name it already.
+    routes = await startStep("", () => [...nonTextRoutes(ctx), ...(opts.routes?.(ctx) ?? [])]);
+  } catch (e) {
+    // Deno Deploy tries again on the next request: this attempt's connections must not pile up.
+    await close().catch(() => {});
+    throw e;
+  }
+  const handler = createApp(ctx, { listing, routes });
+  return { ctx, handler, disabledProviders: disabled, close };
 }
 
 export { sweep };

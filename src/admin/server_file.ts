@@ -19,6 +19,20 @@ export interface ServerInfo {
 }
 
 const SERVER_FILE = "server.json";
+
+/**
+ * The URL this machine's own processes reach a server on that listens on `host`: a wildcard
+ * address is reached over loopback, a specific one (HOST=10.0.0.5, ::1) only on itself.
+ */
+export function localUrl(host: string, port: number): string {
+  const h = host.replace(/^\[(.*)\]$/, "$1");
+  const addr = h === "" || h === "0.0.0.0" || h === "localhost"
+    ? "127.0.0.1"
+    : h === "::"
+    ? "::1"
+    : h;
+  return `http://${addr.includes(":") ? `[${addr}]` : addr}:${port}`;
+}
 const LOCK_FILE = "pg.lock";
 
 /** Written atomically (temp file + rename) and readable by the owner only: it holds a token. */

@@ -67,3 +67,15 @@ Deno.test("a pg.lock file left behind without a holder is no obstacle", async ()
     await release();
   });
 });
+
+Deno.test("localUrl: wildcards are reached over loopback, a specific HOST at itself", async () => {
+  const { localUrl } = await import("./server_file.ts");
+  assert.equal(localUrl("0.0.0.0", 8787), "http://127.0.0.1:8787");
+  assert.equal(localUrl("localhost", 1), "http://127.0.0.1:1");
+  assert.equal(localUrl("::", 2), "http://[::1]:2");
+  assert.equal(localUrl("[::]", 2), "http://[::1]:2");
+  assert.equal(localUrl("127.0.0.2", 3), "http://127.0.0.2:3");
+  assert.equal(localUrl("10.1.2.3", 4), "http://10.1.2.3:4");
+  assert.equal(localUrl("::1", 5), "http://[::1]:5");
+  assert.equal(localUrl("fe80::1", 6), "http://[fe80::1]:6");
+});

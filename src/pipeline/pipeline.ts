@@ -448,6 +448,14 @@ async function attempt(
       : await wholeBody(answer, req);
     if ("retry" in result) {
       lastError = result.error;
+      if (lastError.status !== 499) {
+        app.log.log("warn", "upstream failed before its answer began", {
+          provider: c.provider.id,
+          upstream_model: c.upstreamModel,
+          status: lastError.status,
+          type: lastError.type,
+        });
+      }
       if (lastError.status === 503) overloaded ??= lastError;
       if (result.error.status === 499) return cancelled(hold);
       if (!result.retry) break;

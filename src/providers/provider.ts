@@ -15,7 +15,7 @@ export const PROTOCOLS = [
 ] as const;
 export type Protocol = typeof PROTOCOLS[number];
 
-const timeouts = z.object({
+const timeouts = z.strictObject({
   /**
    * Until a stream's response headers arrive (connect + first byte), and then until its body
    * says anything (an upstream that answers headers and stays silent is failed over).
@@ -72,10 +72,14 @@ const priceOverrides = z.record(
   }
 });
 
-const providerSchema = z.object({
+/**
+ * Strict objects: a misspelt field (`baseURL`, `keyenv`) would otherwise be dropped in
+ * silence, and the provider run on a default the operator meant to replace.
+ */
+const providerSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/),
   protocols: z.array(z.enum(PROTOCOLS)).min(1),
-  baseUrl: z.string().url(),
+  baseUrl: z.string().url().regex(/^https?:\/\//, "an http:// or https:// URL"),
   baseUrlEnv: z.string().optional(),
   keyEnv: z.string(),
   priority: z.number().int().default(100),
@@ -111,7 +115,7 @@ const providerSchema = z.object({
    * only — OpenAI answers 404 on /chat/completions for its codex and pro models.
    */
   responsesOnly: z.array(z.string()).default([]),
-  quirks: z.object({ openrouterUsage: z.boolean().optional() }).default({}),
+  quirks: z.strictObject({ openrouterUsage: z.boolean().optional() }).default({}),
 });
 
 export type ProviderSpec = z.infer<typeof providerSchema>;
@@ -121,7 +125,21 @@ export interface Provider extends ProviderSpec {
   readonly key: string;
 }
 
-export const providersFileSchema = z.object({ providers: z.array(providerSchema) });
+export const providersFileSchema = z.strictObject({
+  providers: z.array(providerSchema).superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((p, i) => {
+      if (seen.has(p.id)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "id"],
+          message: `duplicate provider id "${p.id}"`,
+        });
+      }
+      seen.add(p.id);
+    });
+  }),
+});
 
 export interface LoadedProviders {
   enabled: Provider[];
@@ -142,7 +160,13 @@ export function parseProviders(
       disabled.push(spec.id);
       continue;
     }
-    const baseUrl = (spec.baseUrlEnv && env(spec.baseUrlEnv)) || spec.baseUrl;
+    const fromEnv = spec.baseUrlEnv ? env(spec.baseUrlEnv) : undefined;
+    if (fromEnv && !/^https?:\/\/[^/?#\s]+/.test(fromEnv)) {
+      throw new Error(
+        `${spec.baseUrlEnv} must be an http:// or https:// URL (provider ${spec.id})`,
+      );
+    }
+    const baseUrl = fromEnv || spec.baseUrl;
     enabled.push({ ...spec, baseUrl: baseUrl.replace(/\/+$/, ""), key });
   }
   enabled.sort((a, b) => a.priority - b.priority);
@@ -154,8 +178,19 @@ export async function loadProviders(
   env: (name: string) => string | undefined,
 ): Promise<LoadedProviders> {
   const url = file ?? new URL("../../config/providers.json", import.meta.url);
-  const text = await Deno.readTextFile(url);
-  return parseProviders(JSON.parse(text), env);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(url);
+  } catch (e) {
+    throw new Error(e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`not valid JSON: ${(e as Error).message}`);
+  }
+  return parseProviders(json, env);
 }
 
 /** The upstream model name under which `provider` serves `slug`, or undefined. */

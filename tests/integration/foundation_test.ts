@@ -704,10 +704,10 @@ interface Server {
   stderr: Promise<string>;
 }
 
-async function startMain(dataDir: string): Promise<Server> {
+async function startMain(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const proc = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN],
-    env: childEnv(dataDir),
+    env: { ...childEnv(dataDir), ...env },
     clearEnv: true,
     cwd: ROOT.pathname,
     stdin: "null",
@@ -858,8 +858,8 @@ Deno.test({
                 const obj = JSON.parse(out);
                 assert.equal(typeof obj, "object");
                 assert.ok(obj !== null && !Array.isArray(obj));
-                assert.equal(obj.balance, 1000, `the demo balance: ${out}`);
-                assert.equal(obj.held, 0);
+                assert.equal(obj.balance, "1000", `the demo balance: ${out}`);
+                assert.equal(obj.held, "0");
 
                 const bad = await admin(dataDir, ["balance", "--account", "acc_nope", "--json"]);
                 assert.equal(bad.code, 1, `unknown account → exit 1; stdout: ${bad.stdout}`);
@@ -918,12 +918,115 @@ Deno.test({
         const r = await admin(dataDir, ["balance", "--account", accountId, "--json"]);
         assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
         const obj = JSON.parse(r.stdout.trim());
-        assert.equal(obj.balance, 1000);
+        assert.equal(obj.balance, "1000");
       });
     } finally {
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     }
   },
+});
+
+Deno.test("foundation: with HOST set to one address, the admin CLI reaches the server there", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tollgate-host-" });
+  try {
+    // 127.0.0.2 is loopback on Linux, but nothing listening on 127.0.0.1 answers there.
+    const s = await startMain(dataDir, { HOST: "127.0.0.2" });
+    try {
+      assert.match(s.url, /^http:\/\/127\.0\.0\.2:\d+$/, "announced where it listens");
+      const info = await waitForServerFile(dataDir);
+      assert.equal(new URL(info.url).hostname, "127.0.0.2");
+      const acc = s.lines.join("\n").match(/\b(acc_[A-Za-z0-9]+)\b/)![1];
+      const r = await admin(dataDir, ["balance", "--account", acc, "--json"]);
+      assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+      assert.equal(JSON.parse(r.stdout).balance, "1000");
+    } finally {
+      await stopMain(s);
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("foundation: whatever stops start-up is one line that names it, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tollgate-startup-" });
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const file = async (name: string, text: string) => {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+      return `${dir}/${name}`;
+    };
+    const provider = {
+      id: "p",
+      protocols: ["openai-chat"],
+      baseUrl: "https://x.test/v1",
+      keyEnv: "P_KEY",
+    };
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ PROVIDERS_FILE: `${dir}/absent.json` }, /PROVIDERS_FILE=.*absent\.json: no such file/],
+      [
+        { PROVIDERS_FILE: await file("torn.json", '{"providers": [') },
+        /PROVIDERS_FILE=.*not valid JSON/,
+      ],
+      [
+        {
+          PROVIDERS_FILE: await file(
+            "typo.json",
+            JSON.stringify({ providers: [{ ...provider, baseURL: "x" }] }),
+          ),
+        },
+        /providers\[0\].*baseURL/,
+      ],
+      [
+        {
+          PROVIDERS_FILE: await file(
+            "twice.json",
+            JSON.stringify({ providers: [provider, provider] }),
+          ),
+        },
+        /providers\[1\]\.id: duplicate provider id "p"/,
+      ],
+      [
+        { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "api.openai.com/v1" },
+        /OPENAI_BASE_URL must be an http/,
+      ],
+      [{ CATALOGUE_FILE: `${dir}/absent-catalogue.json` }, /CATALOGUE_FILE=/],
+      [
+        { DATABASE_URL: "postgres://u:hunter2@127.0.0.1:1/db" },
+        /DATABASE_URL=postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: /,
+      ],
+      [
+        { DATABASE_URL: "mysql://u:hunter2@127.0.0.1/db" },
+        /DATABASE_URL=.*u:\*\*\*@.*postgres:\/\//,
+      ],
+      [{ PORT: String((listener.addr as Deno.NetAddr).port) }, /PORT=\d+ is in use/],
+      [{ HOST: "no-such-host.invalid" }, /HOST=no-such-host\.invalid PORT=0: cannot listen/],
+      [{ DATA_DIR: `${await file("plain", "")}/data` }, /DATA_DIR=/],
+      [{ BLOB_URL: "ftp://files.test/x" }, /BLOB_URL: unsupported scheme/],
+      [{ DEMO_BALANCE_RUB: "100000000000" }, /DEMO_BALANCE_RUB=.*at most 1000000000 roubles/],
+    ];
+    await Promise.all(cases.map(async ([env, expected], i) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN],
+        env: { ...childEnv(`${dir}/data-${i}`), ...env },
+        clearEnv: true,
+        cwd: ROOT.pathname,
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        signal: AbortSignal.timeout(120_000),
+      }).output();
+      const err = new TextDecoder().decode(out.stderr).trim();
+      const what = JSON.stringify(env);
+      assert.equal(out.code, 1, `${what}: exit 1; stderr: ${err}`);
+      assert.equal(err.split("\n").length, 1, `${what}: one line, no stack: ${err}`);
+      assert.match(err, /^Tollgate could not start\. /, what);
+      assert.match(err, expected, what);
+      assert.ok(!err.includes("hunter2"), `${what}: no password`);
+    }));
+  } finally {
+    listener.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 });
 
 Deno.test("CORS: a browser's preflight is answered, and its requests may read the answers", () =>

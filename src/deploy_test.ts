@@ -1,0 +1,89 @@
+/** The Deno Deploy entry: a failed start is not remembered, and isolates sweep. */
+import assert from "node:assert/strict";
+import { parseConfig } from "./config.ts";
+import { deployApp } from "./deploy.ts";
+import { openStore } from "./store/mod.ts";
+import { scratchDatabase } from "../tests/helpers/store.ts";
+
+const DATABASE_URL = Deno.env.get("DATABASE_URL");
+
+Deno.test("deploy: without DATABASE_URL every request is a 503 that says to retry", async () => {
+  const app = deployApp(() => parseConfig({}));
+  const errors: unknown[] = [];
+  const original = console.error;
+  console.error = (...a: unknown[]) => errors.push(a.join(" "));
+  try {
+    for (let i = 0; i < 2; i++) {
+      const res = await app.fetch(new Request("http://x/healthz"));
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get("retry-after"), "5");
+      const body = await res.json();
+      assert.equal(typeof body.error.message, "string");
+    }
+  } finally {
+    console.error = original;
+    await app.close();
+  }
+  assert.equal(errors.length, 2, "each failed start is logged, one line each");
+  assert.match(String(errors[0]), /DATABASE_URL is required/);
+});
+
+Deno.test({
+  name: "deploy: a start that failed is tried again; requests sweep a dead isolate's generations",
+  ignore: !DATABASE_URL,
+  fn: async () => {
+    const db = await scratchDatabase(DATABASE_URL!);
+    const env: Record<string, string> = {
+      // Nothing listens on port 1: the first start fails to reach the database.
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+      SWEEP_AFTER_MS: "1000",
+      LOG_LEVEL: "error",
+    };
+    const app = deployApp(() => parseConfig(env));
+    const original = console.error;
+    console.error = () => {};
+    try {
+      const down = await app.fetch(new Request("http://x/healthz"));
+      assert.equal(down.status, 503);
+      await down.body?.cancel();
+
+      // An isolate that died mid-generation left this one running, its hold taken.
+      const store = await openStore({ databaseUrl: db.url });
+      try {
+        const account = await store.createAccount("d", 1_000_000n);
+        const key = await store.createKey(account.id, "b".repeat(64), "tg_d", null);
+        assert.ok(
+          await store.reserve({
+            id: "gen_orphan",
+            accountId: account.id,
+            keyId: key.id,
+            endpoint: "chat",
+            model: "m",
+            stream: true,
+            hold: 400_000n,
+          }),
+        );
+        await new Promise((r) => setTimeout(r, 1_200));
+
+        env.DATABASE_URL = db.url;
+        const up = await app.fetch(new Request("http://x/healthz"));
+        assert.equal(up.status, 200, "the second request starts the gateway afresh");
+        await up.body?.cancel();
+
+        let status: string | undefined;
+        for (let i = 0; i < 100 && status !== "interrupted"; i++) {
+          status = (await store.getGeneration(account.id, "gen_orphan"))?.status;
+          if (status !== "interrupted") await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.equal(status, "interrupted");
+        assert.equal((await store.getAccount(account.id))!.held, 0n, "its hold is released");
+      } finally {
+        await store.close();
+      }
+    } finally {
+      console.error = original;
+      await app.close();
+      await db.drop();
+    }
+  },
+});
