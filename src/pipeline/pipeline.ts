@@ -42,7 +42,7 @@ import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
 import { type Hold, reserve, textHold, tryReserve, webSearchAllowance } from "./quota.ts";
 import { Meter } from "./meter.ts";
-import { recordOutcome, send } from "./upstream.ts";
+import { lingering, recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
 import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
@@ -346,21 +346,33 @@ async function runUpstream(
   startedAt: number,
 ): Promise<Response> {
   const meters: Meter[] = [];
+  // Policy `drain`: a whole answer is read to its usage after its client left, for a while
+  // (the upstream bills it all the same); a stream's client cancels through its body.
+  const drained = !call.request.stream && app.cfg.CANCEL_POLICY === "drain"
+    ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
+    : undefined;
   try {
-    return await attempt(call, hold, req, app, startedAt, meters);
+    return await attempt(call, hold, req, drained?.signal ?? req.signal, app, startedAt, meters);
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
       closeAtNoCost(hold, startedAt, app, isGatewayError(e) ? e : internalError(), "failed");
     }
     throw e;
+  } finally {
+    drained?.dispose();
   }
 }
 
+/**
+ * `signal` ends the upstream call: the client's, or (policy `drain`, a whole answer) one that
+ * ends a while after it.
+ */
 async function attempt(
   call: TextCall,
   hold: Hold,
   req: Request,
+  signal: AbortSignal,
   app: AppContext,
   startedAt: number,
   meters: Meter[],
@@ -404,13 +416,18 @@ async function attempt(
       proto.headers(c.provider, req.headers),
       JSON.stringify(upstreamBody),
       call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
-      req.signal,
+      signal,
       app.log,
     );
     if (!outcome.ok) {
       lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);
       if (lastError.status === 503) overloaded ??= lastError;
       if (outcome.status === 499) break;
+      // A drained call's client is gone: nobody waits for another candidate's answer.
+      if (req.signal.aborted) {
+        lastError = clientClosed();
+        break;
+      }
       // Only the provider's own failures (connection, timeout, 429, 5xx) count against it: a
       // request it refused (400, 403, 413, …) says nothing of its health, and one caller's bad
       // requests must not reroute every account's calls.
@@ -445,7 +462,7 @@ async function attempt(
     };
     const result = call.request.stream
       ? await startStream(answer, c, app, req.signal)
-      : await wholeBody(answer, req);
+      : await wholeBody(answer, signal, req.signal);
     if ("retry" in result) {
       lastError = result.error;
       if (lastError.status !== 499) {
@@ -458,6 +475,10 @@ async function attempt(
       }
       if (lastError.status === 503) overloaded ??= lastError;
       if (result.error.status === 499) return cancelled(hold);
+      if (req.signal.aborted) {
+        lastError = clientClosed();
+        break;
+      }
       if (!result.retry) break;
       recordOutcome(app.breakers, c, false);
       continue;
@@ -511,6 +532,8 @@ function closeAtNoCost(
   m.settle(status);
   return m;
 }
+
+const clientClosed = () => new GatewayError(499, "client closed the request");
 
 /** The client left during an attempt; its meter has settled. Nobody reads this answer. */
 function cancelled(hold: Hold): Response {
@@ -679,21 +702,29 @@ async function startStream(
 }
 
 /** Non-streaming: the whole upstream body decoded into the same events, folded by the encoder. */
-async function wholeBody(answer: Answer, req: Request): Promise<Attempt> {
+/**
+ * A whole answer. `signal` cuts the read (the client's own, or its drain deadline's); `client`
+ * says whether anyone still waits, which decides the generation's status.
+ */
+async function wholeBody(
+  answer: Answer,
+  signal: AbortSignal,
+  client: AbortSignal,
+): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
-  const onClientAbort = () => abort.abort();
-  req.signal.addEventListener("abort", onClientAbort, { once: true });
+  const onAbort = () => abort.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
   let json: unknown;
   try {
     json = await response.json();
   } catch {
-    if (req.signal.aborted) {
+    if (signal.aborted) {
       meter.settle("cancelled");
-      return { retry: false, error: new GatewayError(499, "client closed the request") };
+      return { retry: false, error: clientClosed() };
     }
     return { retry: true, error: new GatewayError(502, "provider returned an invalid answer") };
   } finally {
-    req.signal.removeEventListener("abort", onClientAbort);
+    signal.removeEventListener("abort", onAbort);
   }
   const events: Event[] = [];
   const collect = (e: Event) => {
@@ -720,6 +751,6 @@ async function wholeBody(answer: Answer, req: Request): Promise<Attempt> {
   const out = pass && typeof json === "object" && json !== null
     ? call.format.passThroughBody(json as Record<string, unknown>, cost, ctx)
     : call.format.encodeBody(events, cost, ctx);
-  meter.settle("completed");
+  meter.settle(client.aborted ? "cancelled" : "completed");
   return { json: out };
 }

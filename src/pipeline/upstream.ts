@@ -107,6 +107,31 @@ function logRefusal(log: Logger, c: Candidate, status: number, body: unknown) {
   });
 }
 
+/**
+ * Policy `drain` for a call whose answer comes whole: the upstream works on (and bills) after
+ * the client left, so the call is kept for `ms` more to learn its usage. The signal aborts
+ * that long after the client's.
+ */
+export function lingering(
+  client: AbortSignal,
+  ms: number,
+): { signal: AbortSignal; dispose(): void } {
+  const ctl = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onGone = () => {
+    timer = setTimeout(() => ctl.abort(new DOMException("client went away", "AbortError")), ms);
+  };
+  if (client.aborted) onGone();
+  else client.addEventListener("abort", onGone, { once: true });
+  return {
+    signal: ctl.signal,
+    dispose() {
+      clearTimeout(timer);
+      client.removeEventListener("abort", onGone);
+    },
+  };
+}
+
 export function recordOutcome(breakers: Breakers, c: Candidate, ok: boolean) {
   if (ok) breakers.success(c.provider.id);
   else breakers.failure(c.provider.id);

@@ -254,6 +254,52 @@ Deno.test("chat stream cancel: a non-streaming client that leaves cancels the up
     assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
   }));
 
+/** A non-streaming call whose client leaves after 100 ms of a 1 s answer; its settled generation. */
+async function leaveWholeAnswer(g: Parameters<Parameters<typeof withGateway>[0]>[0]) {
+  const ac = new AbortController();
+  const p = postChat(g, {
+    model: MODEL,
+    messages: [{ role: "user", content: "Slowly [[mock:every=20,tokens=50]]" }],
+  }, { signal: ac.signal }).catch((e) => e);
+  await waitFor("the upstream call", () => g.mock.stats.calls.length > 0 || undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  ac.abort();
+  assert.equal(((await p) as Error).name, "AbortError");
+  const [first] = await waitFor("the generation", async () => {
+    const l = await g.store.listGenerations(g.accountId, { limit: 1 });
+    return l.length > 0 ? l : undefined;
+  });
+  const gen = await settledGeneration(g, g.accountId, first.id);
+  await g.mock.idle();
+  await g.settled();
+  return gen;
+}
+
+Deno.test("chat cancel: with CANCEL_POLICY=drain a non-streaming call the client left is read to its usage and billed", () =>
+  withGateway(async (g) => {
+    const before = await balance(g);
+    const gen = await leaveWholeAnswer(g);
+    assert.equal(gen.status, "cancelled");
+    assert.equal(g.mock.stats.calls[0].outcome, "completed", "the upstream answered in full");
+    assert.equal(gen.tokens.output, 50, "the upstream's own count of the whole answer");
+    assert.ok(gen.cost > 0n);
+    assert.equal(before - (await balance(g)), gen.cost);
+    const debits = (await g.store.listLedger(g.accountId)).filter((e) => e.generationId === gen.id);
+    assert.equal(debits.length, 1, "exactly one debit");
+    assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
+  }, { config: { CANCEL_POLICY: "drain" } }));
+
+Deno.test("chat cancel: with CANCEL_POLICY=drain the drain deadline still cuts a non-streaming call", () =>
+  withGateway(async (g) => {
+    const before = await balance(g);
+    const gen = await leaveWholeAnswer(g);
+    assert.equal(gen.status, "cancelled");
+    assert.equal(g.mock.stats.calls[0].outcome, "cancelled", "cut 200 ms after the client left");
+    assert.equal(gen.cost, 0n, "nothing was learnt of its usage");
+    assert.equal(await balance(g), before);
+    assert.equal(await heldByGenerations(g.store, g.accountId), 0n);
+  }, { config: { CANCEL_POLICY: "drain", DRAIN_DEADLINE_MS: "200" } }));
+
 for (const model of [MODEL, ANTHROPIC_MODEL]) {
   Deno.test(
     `chat stream cancel (${model}): a client that leaves while the model thinks before its first token cancels the upstream`,
