@@ -9,6 +9,7 @@
  * still open closes that call's block; arguments sent for it afterwards cannot be shown
  * (no upstream seen does this).
  */
+import { anthropicToolId } from "../tool_ids.ts";
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
 import { mergeUsage, type Usage } from "../../events/usage.ts";
 import type { GatewayError } from "../../http/gateway_error.ts";
@@ -112,7 +113,7 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
     let out = frame("content_block_start", {
       type: "content_block_start",
       index,
-      content_block: { type: "tool_use", id: tool.id, name: tool.name, input: {} },
+      content_block: { type: "tool_use", id: anthropicToolId(tool.id), name: tool.name, input: {} },
     });
     if (tool.buffered) out += jsonDelta(index, tool.buffered);
     tool.buffered = "";
@@ -348,7 +349,7 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
         thinking = null;
         break;
       case "tool_call_start": {
-        const block = { type: "tool_use", id: e.id, name: e.name, input: {} };
+        const block = { type: "tool_use", id: anthropicToolId(e.id), name: e.name, input: {} };
         content.push(block);
         tools.set(e.index, { block, json: "" });
         break;

@@ -339,3 +339,20 @@ Deno.test("pass-through body: model is the requested slug, usage gains the cost,
   });
   assert.deepEqual(Object.keys(out), Object.keys(upstream));
 });
+
+Deno.test("encoders: another vendor's tool call id reaches a messages client as Anthropic takes it", () => {
+  const events: Event[] = [
+    { type: "response_start" },
+    { type: "tool_call_start", index: 0, id: "functions.get_weather:0", name: "get_weather" },
+    { type: "tool_call_delta", index: 0, json: "{}" },
+    { type: "tool_call_end", index: 0 },
+    { type: "finish", reason: "tool_calls" },
+    { type: "cost", cost: costOf({}) },
+  ];
+  const body = encodeMessagesBody(events, costOf({}), ctx) as { content: { id: string }[] };
+  const streamed = frames(encodeAll(events))
+    .filter(([e]) => e === "content_block_start")
+    .map(([, d]) => (d.content_block as { id: string }).id);
+  assert.match(body.content[0].id, /^functions_get_weather_0_[0-9a-f]{8}$/);
+  assert.deepEqual(streamed, [body.content[0].id], "the same id, streamed or whole");
+});

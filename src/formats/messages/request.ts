@@ -5,6 +5,7 @@
  * client format, so it also enforces the vendor's rules that other formats do not have
  * (role alternation, tool results first, temperature range, thinking constraints).
  */
+import { anthropicToolId } from "../tool_ids.ts";
 import { forAnthropic } from "../chat/reasoning_details.ts";
 import type {
   CacheControl,
@@ -398,9 +399,10 @@ export function fromInternal(
   const forcedTool = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
   let maxTokens = req.maxTokens ?? outputCap ?? DEFAULT_MAX_TOKENS;
   // Anthropic requires the final assistant turn, when it called tools with thinking on, to
-  // start with its signed thinking block. History from another vendor (or a client that
-  // dropped the signature) has none to replay, so thinking stays off rather than earn a 400.
-  let budget = forcedTool || unsignedToolTurn(req) ? undefined : thinkingBudget(req.reasoning);
+  // start with its signed thinking block, and so a prefill (a last message of the assistant's)
+  // too. History from another vendor, a client that dropped the signature, or a prefill the
+  // client wrote has none to replay, so thinking stays off rather than earn a 400.
+  let budget = forcedTool || unsignedFinalTurn(req) ? undefined : thinkingBudget(req.reasoning);
   if (budget !== undefined) {
     const base = maxTokens;
     if (req.maxTokens === undefined) {
@@ -444,15 +446,17 @@ export function fromInternal(
 }
 
 /**
- * The final assistant turn called tools with no signed (or redacted) reasoning to replay.
+ * The final assistant turn (a prefill, or one that called tools) has no signed (or redacted)
+ * reasoning to replay.
  * Anthropic asks it only of that turn (the one before the last tool results); earlier turns'
  * thinking it drops anyway, so a history from another vendor turns thinking off only while
  * its last tool round is open, not for the rest of the conversation.
  */
-function unsignedToolTurn(req: TextRequest): boolean {
+function unsignedFinalTurn(req: TextRequest): boolean {
+  const prefill = req.messages.at(-1)?.role === "assistant";
   const m = req.messages.findLast((m) => m.role === "assistant");
   return m !== undefined &&
-    m.parts.some((p) => p.type === "tool_call") &&
+    (prefill || m.parts.some((p) => p.type === "tool_call")) &&
     !m.parts.some((p) => p.type === "reasoning" && anthropicReasoning(p).length > 0);
 }
 
@@ -567,7 +571,7 @@ function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
     case "tool_call":
       return [{
         type: "tool_use",
-        id: p.id,
+        id: anthropicToolId(p.id),
         name: p.name,
         input: parseInput(p.arguments),
         ...cacheOut(p.cacheControl),
@@ -576,7 +580,7 @@ function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
       const content = p.content.flatMap((c) => partOut(c, role));
       return [{
         type: "tool_result",
-        tool_use_id: p.callId,
+        tool_use_id: anthropicToolId(p.callId),
         ...(content.length > 0 ? { content } : {}),
         ...(p.isError ? { is_error: true } : {}),
         ...cacheOut(p.cacheControl),

@@ -252,6 +252,69 @@ Deno.test("fromInternal: thinking stays off only while the final assistant turn'
   assert.deepEqual(thinkingOf(later), { type: "enabled", budget_tokens: 4096 });
 });
 
+Deno.test("fromInternal: a prefill (a last assistant message) turns thinking off unless it starts signed", () => {
+  const reasoning = { effort: "medium" as const };
+  const question = { role: "user" as const, parts: [{ type: "text" as const, text: "q" }] };
+  const thinkingOf = (messages: TextRequest["messages"]) =>
+    fromInternal(req({ messages, reasoning, maxTokens: 20000 }), UPSTREAM).thinking;
+  assert.deepEqual(thinkingOf([question]), { type: "enabled", budget_tokens: 4096 });
+  // Anthropic: "a final assistant message must start with a thinking block".
+  const prefill = { role: "assistant" as const, parts: [{ type: "text" as const, text: "Sure" }] };
+  assert.equal(thinkingOf([question, prefill]), undefined);
+  const signed = structuredClone(prefill) as TextRequest["messages"][number];
+  signed.parts.unshift({ type: "reasoning", text: "t", signature: "sig" } as never);
+  assert.deepEqual(thinkingOf([question, signed]), { type: "enabled", budget_tokens: 4096 });
+});
+
+Deno.test("fromInternal: tool call ids Anthropic would refuse are rewritten, the same on both sides", () => {
+  const id = "functions.get_weather:0";
+  const body = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "weather?" }] },
+        {
+          role: "assistant",
+          parts: [{ type: "tool_call", id, name: "get_weather", arguments: "{}" }],
+        },
+        { role: "user", parts: [{ type: "tool_result", callId: id, content: [] }] },
+        {
+          role: "assistant",
+          parts: [{ type: "tool_call", id: "toolu_01A-b_c", name: "f", arguments: "{}" }],
+        },
+        { role: "user", parts: [{ type: "tool_result", callId: "toolu_01A-b_c", content: [] }] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  const blocks = (body.messages as { content: Record<string, string>[] }[]).flatMap((m) =>
+    m.content
+  );
+  const uses = blocks.filter((b) => b.type === "tool_use").map((b) => b.id);
+  const results = blocks.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
+  assert.deepEqual(results, uses, "each result still names its call");
+  assert.match(uses[0], /^functions_get_weather_0_[0-9a-f]{8}$/);
+  assert.equal(uses[1], "toolu_01A-b_c", "an id Anthropic takes is left as it is");
+  for (const u of uses) assert.match(u, /^[a-zA-Z0-9_-]+$/);
+  const other = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "x" }] },
+        {
+          role: "assistant",
+          parts: [{ type: "tool_call", id: "functions.get_weather.0", name: "g", arguments: "{}" }],
+        },
+        {
+          role: "user",
+          parts: [{ type: "tool_result", callId: "functions.get_weather.0", content: [] }],
+        },
+      ],
+    }),
+    UPSTREAM,
+  );
+  const otherId = (other.messages as { content: Record<string, string>[] }[])[1].content[0].id;
+  assert.notEqual(otherId, uses[0], "ids that differ only in rewritten characters stay apart");
+});
+
 Deno.test("fromInternal: system parts become system blocks, empty ones dropped", () => {
   const body = fromInternal(
     req({
