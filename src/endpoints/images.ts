@@ -30,7 +30,11 @@ import {
   UnsafeUrlError,
 } from "../lib/safe_fetch.ts";
 import { loadFile, saveFile } from "../blobs/mod.ts";
-import { type ImagesCall, parseImagesRequest } from "../formats/images/request.ts";
+import {
+  type ImageParams,
+  type ImagesCall,
+  parseImagesRequest,
+} from "../formats/images/request.ts";
 import { imageCost, imageHold } from "../formats/images/cost.ts";
 import {
   chatImagesBody,
@@ -217,12 +221,9 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     usage.total_tokens = (up.inputTokens ?? 0) + (usage.output_tokens as number);
     usage.cost = nanoToRub(bill.cost.nano);
     usage.cost_details = bill.cost.details;
-    const out = {
-      created: Math.floor(Date.now() / 1000),
-      data,
-      ...up.extras,
-      usage,
-    };
+    const created = Math.floor(Date.now() / 1000);
+    if (p.stream) return imageEvents(data, created, p, usage, headers);
+    const out = { created, data, ...up.extras, usage };
     return new Response(JSON.stringify(out), { headers });
   } catch (e) {
     if (!closer.done) {
@@ -236,6 +237,39 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     }
     throw e;
   }
+}
+
+/**
+ * The result as OpenAI streams it: one `image_generation.completed` event per image, the
+ * usage (with its cost, once) on the last. No partial images: the upstream call is whole.
+ */
+function imageEvents(
+  data: ({ url: string } | { b64_json: string })[],
+  created: number,
+  p: ImageParams,
+  usage: Record<string, unknown>,
+  headers: Record<string, string>,
+): Response {
+  const text = data.map((image, i) => {
+    const event = {
+      type: "image_generation.completed",
+      ...image,
+      created_at: created,
+      size: p.size ?? "auto",
+      quality: p.quality ?? "auto",
+      background: p.background ?? "auto",
+      output_format: p.outputFormat ?? "png",
+      ...(i === data.length - 1 ? { usage } : {}),
+    };
+    return `event: image_generation.completed\ndata: ${JSON.stringify(event)}\n\n`;
+  }).join("");
+  return new Response(text, {
+    headers: {
+      ...headers,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+    },
+  });
 }
 
 /** Provider errors for images: the embeddings table's mapping (a failure is a 502). */

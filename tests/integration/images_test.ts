@@ -103,6 +103,38 @@ Deno.test("images: b64_json by default, usage with cost, the debit equals the co
   });
 });
 
+Deno.test("images: stream: true (the SDK's async iterator) gets each image as image_generation.completed, usage on the last", async () => {
+  await withGateway(async (g) => {
+    const before = (await account(g)).balance;
+    const stream = await client(g).images.generate({
+      model: MODEL,
+      prompt: "two red squares",
+      n: 2,
+      stream: true,
+      partial_images: 1,
+    } as unknown as Params & { stream: true });
+    const events: Record<string, unknown>[] = [];
+    for await (const e of stream as unknown as AsyncIterable<Record<string, unknown>>) events.push(e);
+    assert.deepEqual(events.map((e) => e.type), [
+      "image_generation.completed",
+      "image_generation.completed",
+    ]);
+    for (const e of events) {
+      const png = Uint8Array.fromBase64(e.b64_json as string);
+      assert.deepEqual([...png.subarray(0, 4)], PNG_MAGIC);
+      assert.equal(typeof e.created_at, "number");
+      assert.equal(e.output_format, "png");
+    }
+    assert.equal(events[0].usage, undefined, "the cost is told once");
+    const usage = events[1].usage as Record<string, unknown>;
+    assert.ok((usage.cost as number) > 0);
+    await g.settled();
+    assert.equal(nanoToRub(before - (await account(g)).balance), usage.cost);
+    const body = g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
+    assert.equal(body.stream, undefined, "the upstream call is whole");
+  });
+});
+
 Deno.test("images: url mode stores each image; the link serves the same bytes", async () => {
   await withGateway(async (g) => {
     const prompt = "two blue circles";

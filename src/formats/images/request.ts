@@ -23,6 +23,11 @@ export interface ImageParams {
   resolution?: string;
   /** Image URLs (http(s), data:, or our own /v1/files links); non-empty turns this into an edit. */
   references: string[];
+  /**
+   * OpenAI's `stream: true`: the SDK then reads server-sent events. The call is still made
+   * whole (spec rule 4); its images come as `image_generation.completed` events.
+   */
+  stream: boolean;
 }
 
 export interface ImagesCall {
@@ -197,6 +202,7 @@ export function parseImagesRequest(
       aspectRatio,
       resolution,
       references,
+      stream: body.stream === true,
     },
     nUpstream: Math.min(n, caps?.n_max ?? imagesNMax),
   };
