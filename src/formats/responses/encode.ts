@@ -33,11 +33,10 @@
  */
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
 import { GatewayError } from "../../http/gateway_error.ts";
-import { errorBody } from "../../http/envelopes.ts";
 import type { BodyEncoder, EncodeContext, StreamEncoder } from "../codec.ts";
 import { sseFrame } from "../sse.ts";
 import { finishToResponses } from "./finish_reason.ts";
-import { responsesErrorCode } from "./errors.ts";
+import { streamError } from "./errors.ts";
 import { finalResponse, responseObject } from "./response_object.ts";
 import { OPENAI_ENCRYPTED, sealReasoning } from "./sealed_reasoning.ts";
 import { customInput, searchArguments, ToolMap, type ToolTarget } from "./tools.ts";
@@ -498,17 +497,3 @@ export const encodeResponsesBody: BodyEncoder = (events, cost, ctx) => {
   builder.event({ type: "cost", cost });
   return builder.final;
 };
-
-/**
- * The `error` event: OpenAI's fields at its top level (`code`, `message`, `param`: what typed
- * handlers of the event read), and the generic envelope's `error` object beside them (what
- * the SDKs raise as the APIError).
- */
-function streamError(e: GatewayError): Record<string, unknown> {
-  return {
-    code: responsesErrorCode(e),
-    message: e.message,
-    param: null,
-    ...errorBody("generic", e),
-  };
-}

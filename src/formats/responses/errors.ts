@@ -8,6 +8,7 @@
  * `response.failed`), keyed by the error `code` instead of the HTTP status.
  */
 import { GatewayError } from "../../http/gateway_error.ts";
+import { errorBody } from "../../http/envelopes.ts";
 import {
   decodeOpenAIError,
   type OpenAIErrorTable,
@@ -89,4 +90,18 @@ export function responsesErrorCode(e: GatewayError): string {
     default:
       return "server_error";
   }
+}
+
+/**
+ * The `error` event: OpenAI's fields at its top level (`code`, `message`, `param`: what typed
+ * handlers of the event read), and the generic envelope's `error` object beside them (what
+ * the SDKs raise as the APIError).
+ */
+export function streamError(e: GatewayError): Record<string, unknown> {
+  return {
+    code: responsesErrorCode(e),
+    message: e.message,
+    param: null,
+    ...errorBody("generic", e),
+  };
 }

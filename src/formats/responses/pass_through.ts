@@ -17,10 +17,10 @@
  * event, so the next number is the count of events seen).
  */
 import type { CostReport, Event } from "../../events/event.ts";
-import { errorBody } from "../../http/envelopes.ts";
 import type { EncodeContext, PassThroughBody, PassThroughEncoder } from "../codec.ts";
 import { type SseEvent, sseFrame } from "../sse.ts";
 import { type Obj, obj, parseObject } from "../json.ts";
+import { streamError } from "./errors.ts";
 import { editUpstreamResponse, responseError, responseObject } from "./response_object.ts";
 
 /** The first `"model": "…"` of an event: in the opening events, the response's own. */
@@ -81,7 +81,7 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
         response.status = "failed";
         response.error = responseError(error.error);
         const seq = seen;
-        return frame("error", { ...errorBody("generic", error.error) }, seq) +
+        return frame("error", streamError(error.error), seq) +
           frame("response.failed", { response }, seq + 1);
       }
       if (!held || !heldData) return "";

@@ -107,6 +107,13 @@ Deno.test("pass-through: a cut stream is forwarded as far as it went, then faile
     ["error", 6],
     ["response.failed", 7],
   ]);
+  // OpenAI's own fields at the event's top level (the SDK's ResponseErrorEvent), as on the
+  // transcoded path, beside the envelope the SDK raises.
+  const error = fs[0][1];
+  assert.equal(typeof error.code, "string");
+  assert.equal(typeof error.message, "string");
+  assert.equal(error.param, null);
+  assert.equal(typeof (error.error as Record<string, unknown>).message, "string");
 });
 
 Deno.test("pass-through: a stream cut after some items fails with those items in its output", () => {
