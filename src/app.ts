@@ -29,7 +29,8 @@ export interface Route {
   path: string;
   /** The remainder may hold "/" (a model slug); otherwise it is one path segment. */
   nested?: boolean;
-  envelope: EnvelopeFamily;
+  /** The error envelope, or how to choose it from the request (a listing both SDKs read). */
+  envelope: EnvelopeFamily | ((req: Request) => EnvelopeFamily);
   handle: (
     req: Request,
     rest: string,
@@ -59,7 +60,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
     {
       method: "GET",
       path: "/v1/models",
-      envelope: "generic",
+      envelope: sdkEnvelope,
       handle: async (r) => {
         await admit(r, app);
         return extras.listing.models(r);
@@ -69,7 +70,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       method: "GET",
       path: "/v1/models/",
       nested: true,
-      envelope: "generic",
+      envelope: sdkEnvelope,
       handle: async (r, rest) => {
         await admit(r, app);
         const res = extras.listing.model(r, rest);
@@ -146,7 +147,7 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
     if (!route) {
       const allow = candidates.map((r) => r.method).join(", ");
       return renderError(
-        candidates[0].envelope,
+        envelopeOf(candidates[0], req),
         new GatewayError(405, `method ${req.method} is not allowed on ${path}; use ${allow}`),
         { allow },
       );
@@ -158,10 +159,10 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
         if (e.code === "RATE_LIMITED" && e.status === 429) {
           return renderRateLimited(e.retryAfter ?? 1);
         }
-        return renderError(route.envelope, e);
+        return renderError(envelopeOf(route, req), e);
       }
       app.log.log("error", "unhandled error", { path, error: (e as Error)?.name });
-      return renderError(route.envelope, internalError());
+      return renderError(envelopeOf(route, req), internalError());
     }
   };
   // A browser's request (it alone sends Origin) may read the answer from any page: the key in
@@ -169,6 +170,16 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
   return (req, info) =>
     req.headers.has("origin") ? handle(req, info).then(withCors) : handle(req, info);
 }
+
+const envelopeOf = (route: Route, req: Request): EnvelopeFamily =>
+  typeof route.envelope === "function" ? route.envelope(req) : route.envelope;
+
+/**
+ * The model listings serve both SDKs: Anthropic's (it always sends `anthropic-version`) reads
+ * its errors' `type` (`not_found_error`, `authentication_error`) from its own envelope.
+ */
+const sdkEnvelope = (req: Request): EnvelopeFamily =>
+  req.headers.has("anthropic-version") ? "messages" : "generic";
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",

@@ -371,6 +371,24 @@ Deno.test("foundation: both SDKs list and retrieve models with the fields their 
     assert.equal(claude.id, MESSAGES_MODEL);
     assert.match(claude.display_name, /Claude Sonnet 4\.5/);
     assert.ok(!Number.isNaN(Date.parse(claude.created_at)), claude.created_at);
+    // Its errors in its own envelope: the SDK's error classes read their `type`.
+    await assert.rejects(
+      anthropic.models.retrieve("anthropic/no-such-model"),
+      (e: unknown) =>
+        e instanceof Anthropic.NotFoundError &&
+        (e.error as { error?: { type?: string } })?.error?.type === "not_found_error",
+    );
+    const stranger = new Anthropic({
+      apiKey: "tg_" + "x".repeat(40),
+      baseURL: g.url,
+      maxRetries: 0,
+    });
+    await assert.rejects(
+      stranger.models.retrieve(MESSAGES_MODEL),
+      (e: unknown) =>
+        e instanceof Anthropic.AuthenticationError &&
+        (e.error as { error?: { type?: string } })?.error?.type === "authentication_error",
+    );
   });
 });
 

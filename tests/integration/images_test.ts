@@ -106,15 +106,19 @@ Deno.test("images: b64_json by default, usage with cost, the debit equals the co
 Deno.test("images: stream: true (the SDK's async iterator) gets each image as image_generation.completed, usage on the last", async () => {
   await withGateway(async (g) => {
     const before = (await account(g)).balance;
-    const stream = await client(g).images.generate({
-      model: MODEL,
-      prompt: "two red squares",
-      n: 2,
-      stream: true,
-      partial_images: 1,
-    } as unknown as Params & { stream: true });
+    const stream = await client(g).images.generate(
+      {
+        model: MODEL,
+        prompt: "two red squares",
+        n: 2,
+        stream: true,
+        partial_images: 1,
+      } as unknown as Params & { stream: true },
+    );
     const events: Record<string, unknown>[] = [];
-    for await (const e of stream as unknown as AsyncIterable<Record<string, unknown>>) events.push(e);
+    for await (const e of stream as unknown as AsyncIterable<Record<string, unknown>>) {
+      events.push(e);
+    }
     assert.deepEqual(events.map((e) => e.type), [
       "image_generation.completed",
       "image_generation.completed",
