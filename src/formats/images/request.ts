@@ -27,7 +27,7 @@ export interface ImageParams {
    * OpenAI's `stream: true`: the SDK then reads server-sent events. The call is still made
    * whole (spec rule 4); its images come as `image_generation.completed` events.
    */
-  stream: boolean;
+  stream?: boolean;
 }
 
 export interface ImagesCall {
