@@ -72,6 +72,10 @@ export const chat: ClientFormat = {
       }
       : stopNeed(body.stop),
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
+  dropReasoning: (body) => {
+    delete body.reasoning_effort;
+    delete body.reasoning;
+  },
   createEncoder: createChatEncoder,
   encodeBody: encodeChatBody,
   createPassThrough: createChatPassThrough,
@@ -127,6 +131,13 @@ export const responsesFormat: ClientFormat = {
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
   upstreamsFor: (body) => responses.upstreamsFor(body as Body),
   passThroughRequest: (body, upstreamModel) => responses.passThroughRequest(body, upstreamModel),
+  dropReasoning: (body) => {
+    delete body.reasoning;
+    // Encrypted reasoning asked back of a model that has none is refused with the rest.
+    if (Array.isArray(body.include)) {
+      body.include = body.include.filter((i) => !String(i).startsWith("reasoning."));
+    }
+  },
   createEncoder: responses.createResponsesEncoder,
   encodeBody: responses.encodeResponsesBody,
   createPassThrough: responses.createResponsesPassThrough,

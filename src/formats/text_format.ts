@@ -41,6 +41,11 @@ export interface ClientFormat {
   /** The upstream protocols that can serve the call, when not every one can (built-in tools). */
   upstreamsFor(body: Record<string, unknown>): UpstreamNeed | undefined;
   passThroughRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /**
+   * Leaves the reasoning settings out of the client's own body, for a model that takes none:
+   * OpenAI answers 400 to them there, and Codex sends them to every model it does not know.
+   */
+  dropReasoning?(body: Record<string, unknown>): void;
   createEncoder(ctx: EncodeContext): StreamEncoder;
   encodeBody: BodyEncoder;
   createPassThrough(ctx: EncodeContext): PassThroughEncoder;

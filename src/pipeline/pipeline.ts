@@ -35,7 +35,7 @@ import {
 import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
 import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
-import { type Protocol, protocolsFor } from "../providers/provider.ts";
+import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
@@ -222,6 +222,7 @@ export function decodeAndRoute(
     );
   }
   format.checkModel(body, model);
+  if (!takesReasoning(model)) format.dropReasoning?.(body);
   const asked = format.toInternal(body, model.id);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
@@ -231,6 +232,9 @@ export function decodeAndRoute(
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
   let candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
   if (request.webSearch) candidates = candidates.map((c) => searchVia(c, format, model.id));
+  if (request.tools?.length && allowed.includes("openai-responses")) {
+    candidates = candidates.map((c) => toolsVia(c, model.id));
+  }
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
       throw badRequest(need.reason);
@@ -268,12 +272,25 @@ function searchVia(c: Candidate, format: ClientFormat, slug: string): Candidate 
 }
 
 /**
+ * A call with tools to a model whose chat API refuses tools beside reasoning goes to the
+ * provider's responses API, chat clients' calls included: they would get a 400 there.
+ */
+function toolsVia(c: Candidate, slug: string): Candidate {
+  if (
+    c.protocol !== "openai-chat" || !c.provider.responsesForTools.some((p) => globMatch(p, slug)) ||
+    !protocolsFor(c.provider, slug).includes("openai-responses")
+  ) return c;
+  return { ...c, protocol: "openai-responses" };
+}
+
+/**
  * What a transcoded request may ask of the model: reasoning settings only where the model
  * takes them (OpenAI answers 400 to `reasoning_effort` on other models), sampling settings
  * only where the model lists them (OpenAI's reasoning models answer 400 to `temperature`,
  * `top_p` and `stop`, which a Claude client may well send), and no more output than the
  * model's stated cap (Claude Code asks 32 000 of every model). Pass-through requests keep the
- * client's own fields; this shapes the internal form only.
+ * client's own fields, bar reasoning settings for a model without reasoning (`dropReasoning`:
+ * Codex sends them to every model it does not know); this shapes the internal form only.
  */
 /** Internal sampling settings and the catalogue's names for them (`supported_parameters`). */
 const SAMPLING_PARAMS: [SamplingField, string][] = [
@@ -294,11 +311,13 @@ type SamplingField =
   | "presencePenalty"
   | "seed";
 
-function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
-  const reasons = model.supported_parameters.some((p) =>
+const takesReasoning = (model: CatalogueModel) =>
+  model.supported_parameters.some((p) =>
     p === "reasoning" || p === "include_reasoning" || p === "reasoning_effort"
   );
-  if (req.reasoning && !reasons) req.reasoning = undefined;
+
+function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
+  if (req.reasoning && !takesReasoning(model)) req.reasoning = undefined;
   for (const [field, param] of SAMPLING_PARAMS) {
     if (req[field] !== undefined && !model.supported_parameters.includes(param)) {
       req[field] = undefined;

@@ -115,6 +115,13 @@ const providerSchema = z.strictObject({
    * only — OpenAI answers 404 on /chat/completions for its codex and pro models.
    */
   responsesOnly: z.array(z.string()).default([]),
+  /**
+   * Slug patterns whose calls with tools go through `openai-responses`: OpenAI's chat API
+   * refuses function tools beside reasoning on its newer models ("Function tools with
+   * reasoning_effort are not supported … use /v1/responses"), and gpt-5.6 applies a default
+   * effort even when none is asked.
+   */
+  responsesForTools: z.array(z.string()).default([]),
   quirks: z.strictObject({ openrouterUsage: z.boolean().optional() }).default({}),
 });
 

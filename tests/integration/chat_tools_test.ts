@@ -236,3 +236,34 @@ Deno.test("chat tools: custom tools pass to OpenAI's chat API, and elsewhere are
       assert.equal(only.mock.stats.calls.length, 0);
     }, { withoutKeys: ["OPENROUTER_API_KEY"] });
   }));
+
+Deno.test("chat tools: OpenAI's newer models take tools through the responses API, not chat (which refuses them beside reasoning)", () =>
+  withGateway(async (g) => {
+    for (const model of ["openai/gpt-5.4", "openai/gpt-5.6-terra"]) {
+      const before = g.mock.stats.calls.length;
+      const r = await client(g).chat.completions.create({
+        ...request(model, "[[mock:tools=2]]"),
+        reasoning_effort: "high",
+      });
+      const calls = r.choices[0].message.tool_calls!;
+      assert.equal(calls.length, 2, model);
+      assert.equal(r.choices[0].finish_reason, "tool_calls");
+      const sent = g.mock.stats.calls.slice(before);
+      assert.equal(sent.length, 1);
+      assert.match(sent[0].path, /\/responses$/, `${model} went to ${sent[0].path}`);
+      const body = sent[0].body as Record<string, unknown>;
+      assert.deepEqual(
+        (body.reasoning as Record<string, unknown>)?.effort,
+        "high",
+        "the effort is kept",
+      );
+    }
+    // Without tools the chat API takes them: a chat client keeps its pass-through.
+    const before = g.mock.stats.calls.length;
+    await client(g).chat.completions.create({
+      model: "openai/gpt-5.4",
+      messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+      reasoning_effort: "high",
+    });
+    assert.match(g.mock.stats.calls[before].path, /\/chat\/completions$/);
+  }));

@@ -444,6 +444,33 @@ Deno.test("responses: store: true is accepted and nothing is stored upstream", a
   }
 });
 
+Deno.test("responses: reasoning settings are left out for a model without reasoning (Codex sends them to any model)", async () => {
+  await withGateway(async (g) => {
+    const r = await client(g).responses.create({
+      model: "openai/gpt-4o-mini",
+      input: "hi [[mock:tokens=2]]",
+      reasoning: { effort: "high", summary: "auto" },
+      include: ["reasoning.encrypted_content", "message.output_text.logprobs"],
+    });
+    assert.equal(r.status, "completed");
+    const sent = g.mock.stats.calls[0];
+    assert.match(sent.path, /\/responses$/, "still the pass-through");
+    const body = sent.body as Record<string, unknown>;
+    assert.equal(body.reasoning, undefined);
+    assert.deepEqual(body.include, ["message.output_text.logprobs"]);
+    // A reasoning model keeps them.
+    await client(g).responses.create({
+      model: "openai/gpt-5.1",
+      input: "hi [[mock:tokens=2]]",
+      reasoning: { effort: "high" },
+      include: ["reasoning.encrypted_content"],
+    });
+    const kept = g.mock.stats.calls[1].body as Record<string, unknown>;
+    assert.deepEqual(kept.reasoning, { effort: "high" });
+    assert.deepEqual(kept.include, ["reasoning.encrypted_content"]);
+  });
+});
+
 Deno.test("responses: built-in tools need an upstream that runs them (400 naming the tool elsewhere)", async () => {
   const body = (model: string, tool = "web_search") => ({
     model,

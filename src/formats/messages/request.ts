@@ -673,23 +673,37 @@ export function passThroughRequest(
     out.messages = body.messages.map((m) => hasForeignSearch(m) ? withoutForeignSearch(m) : m);
   }
   if (Array.isArray(out.messages) && out.messages.some(hasForeignThinking)) {
-    const last = out.messages.findLast((m) => isObject(m) && m.role === "assistant");
-    let unsigned = false;
     out.messages = out.messages.flatMap((m) => {
       if (!hasForeignThinking(m)) return [m];
       const content = ownThinking((m as { content: Block[] }).content);
-      if (m === last) unsigned = !content.some(isThinking);
       // A turn that was nothing but another vendor's reasoning is left out whole.
       return content.length > 0 ? [{ ...(m as Block), content }] : [];
     });
-    // As in fromInternal: with thinking enabled, Anthropic wants the last assistant turn to
-    // start with its signed thinking, and the reasoning there was another vendor's. (Adaptive
-    // thinking takes a turn without: the model may have chosen not to think.)
-    if (unsigned && isObject(out.thinking) && out.thinking.type === "enabled") {
-      delete out.thinking;
-    }
+  }
+  // As in fromInternal: with thinking enabled, Anthropic wants the last assistant turn, when
+  // it called tools or is a prefill, to start with its signed thinking. A session that ran on
+  // another vendor's model has none there (its reasoning, if any, was left out above), so
+  // thinking is off for that turn. (Adaptive thinking takes a turn without: the model may
+  // have chosen not to think.)
+  if (
+    isObject(out.thinking) && out.thinking.type === "enabled" && Array.isArray(out.messages) &&
+    unthoughtFinalTurn(out.messages)
+  ) {
+    delete out.thinking;
   }
   return out;
+}
+
+function unthoughtFinalTurn(messages: unknown[]): boolean {
+  const last = messages.findLast((m) => isObject(m) && m.role === "assistant") as
+    | { content?: unknown }
+    | undefined;
+  if (!last) return false;
+  const prefill = messages.at(-1) === last;
+  if (typeof last.content === "string") return prefill;
+  if (!Array.isArray(last.content)) return false;
+  const blocks = last.content as Block[];
+  return (prefill || blocks.some((b) => b?.type === "tool_use")) && !blocks.some(isThinking);
 }
 
 const isThinking = (b: Block) => b?.type === "thinking" || b?.type === "redacted_thinking";

@@ -949,6 +949,43 @@ Deno.test("upstreamsFor: other blocks reach only Anthropic, and the reason names
   }
 });
 
+Deno.test("passThroughRequest: enabled thinking goes when the last tool turn or a prefill has none (a session begun on another vendor)", () => {
+  const thinking = { type: "enabled", budget_tokens: 31999 };
+  const toolTurn = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "call_abc", name: "Bash", input: {} }],
+  };
+  const results = {
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "call_abc", content: "ok" }],
+  };
+  const ask = { role: "user", content: "go" };
+  const pass = (messages: unknown[], t: unknown = thinking) =>
+    passThroughRequest({ model: SLUG, max_tokens: 32000, thinking: t, messages }, UPSTREAM);
+  assert.equal(pass([ask, toolTurn, results]).thinking, undefined);
+  assert.equal(
+    pass([ask, { role: "assistant", content: "Sure" }]).thinking,
+    undefined,
+    "a prefill",
+  );
+  const signed = {
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "t", signature: "EqQBCkYIBxgCKkAx" },
+      ...toolTurn.content,
+    ],
+  };
+  assert.deepEqual(pass([ask, signed, results]).thinking, thinking, "Claude's own turn keeps it");
+  assert.deepEqual(pass([ask, toolTurn, results], { type: "adaptive" }).thinking, {
+    type: "adaptive",
+  });
+  const answered = [ask, toolTurn, results, {
+    role: "assistant",
+    content: [{ type: "text", text: "done" }],
+  }, ask];
+  assert.deepEqual(pass(answered).thinking, thinking, "the round closed: thinking is back");
+});
+
 Deno.test("passThroughRequest leaves out another vendor's searches, which Anthropic would refuse", () => {
   const own = [
     { type: "server_tool_use", id: "srvtoolu_a", name: "web_search", input: { query: "q" } },
