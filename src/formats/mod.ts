@@ -4,7 +4,11 @@
  */
 import type { TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
-import { badRequest, timeoutAsProviderError } from "../http/gateway_error.ts";
+import {
+  badRequest,
+  overloadedAsProviderError,
+  timeoutAsProviderError,
+} from "../http/gateway_error.ts";
 import type { ClientFormat, UpstreamNeed } from "./text_format.ts";
 import { type ChatRequestBody, checkAgainstModel, validateChatRequest } from "./chat/schema.ts";
 import * as chatRequest from "./chat/request.ts";
@@ -121,6 +125,7 @@ export const messagesFormat: ClientFormat = {
 export const responsesFormat: ClientFormat = {
   name: "responses",
   envelope: "generic",
+  clientError: overloadedAsProviderError,
   sameProtocol: "openai-responses",
   outputLimitField: "max_output_tokens",
   validate: (body) => void responses.validateResponsesRequest(body),

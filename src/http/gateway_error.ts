@@ -72,17 +72,29 @@ export const noProvider = (slug: string) =>
 export const internalError = (message = "internal gateway error") =>
   new GatewayError(500, message, { code: "INTERNAL_ERROR", type: "api_error" });
 
+/** An upstream that said it is overloaded (Anthropic's 529): Claude clients' 503. */
+export const PROVIDER_OVERLOADED = "PROVIDER_OVERLOADED";
+
+/**
+ * For chat and responses, whose spec lists name a provider's temporary failure 502 and keep
+ * 503 for "no provider available": an overloaded provider is the former.
+ */
+export function overloadedAsProviderError(e: GatewayError): GatewayError {
+  if (e.status !== 503 || e.code !== PROVIDER_OVERLOADED) return e;
+  return new GatewayError(502, e.message, { metadata: e.metadata, retryAfter: e.retryAfter });
+}
+
 export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }
 
 /**
  * For endpoints whose spec list has no timeout status (chat, images): a provider that did not
- * answer in time (504, a provider's 408) is a 502, "model provider error" / "provider
- * generation failure; retry is sensible". Other errors pass as they are.
+ * answer in time (504, a provider's 408), or one overloaded, is a 502, "model provider error"
+ * / "provider generation failure; retry is sensible". Other errors pass as they are.
  */
 export function timeoutAsProviderError(e: GatewayError): GatewayError {
-  if (e.status !== 504 && e.status !== 408) return e;
+  if (e.status !== 504 && e.status !== 408) return overloadedAsProviderError(e);
   return new GatewayError(502, e.message, {
     code: e.code,
     type: e.type,

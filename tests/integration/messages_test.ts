@@ -810,6 +810,25 @@ Deno.test("messages errors: Anthropic overloaded (529) and its fallback failing 
   });
 });
 
+Deno.test("chat and responses errors: an overloaded Anthropic is their spec's 502 (503 is for no provider at all)", async () => {
+  await withGateway(async (g) => {
+    for (const path of ["/v1/chat/completions", "/v1/responses"]) {
+      const body = path.endsWith("responses")
+        ? { model: MODEL, input: "Hi [[mock:error=529]]" }
+        : { model: MODEL, messages: [{ role: "user", content: "Hi [[mock:error=529]]" }] };
+      const res = await fetch(`${g.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 502, path);
+      const json = await res.json();
+      assert.equal(json.error.code, 502, path);
+      assert.match(json.error.message, /overloaded/);
+    }
+  });
+});
+
 Deno.test("messages errors: upstream 500 fails over, then api_error with no charge", async () => {
   await withGateway(async (g) => {
     const before = (await g.store.getAccount(g.accountId))!.balance;

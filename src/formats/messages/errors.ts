@@ -5,7 +5,7 @@
  * Body shape: `{type:"error", error:{type, message}, request_id?}`
  * (https://docs.anthropic.com/en/api/errors).
  */
-import { GatewayError } from "../../http/gateway_error.ts";
+import { GatewayError, PROVIDER_OVERLOADED as OVERLOADED_CODE } from "../../http/gateway_error.ts";
 import { OUR_CREDIT, UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
 
 const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
@@ -86,7 +86,7 @@ export function decodeMessagesError(status: number, body: unknown): GatewayError
     return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
   }
   if (status === 529 || status === 503 || type === "overloaded_error") {
-    return new GatewayError(503, PROVIDER_OVERLOADED, { metadata });
+    return new GatewayError(503, PROVIDER_OVERLOADED, { metadata, code: OVERLOADED_CODE });
   }
   const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
   return providerError(text || `upstream provider error (HTTP ${status})`, metadata);
@@ -104,7 +104,7 @@ export function decodeMessagesStreamError(data: unknown): GatewayError {
     case "rate_limit_error":
       return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
     case "overloaded_error":
-      return new GatewayError(503, PROVIDER_OVERLOADED, { metadata });
+      return new GatewayError(503, PROVIDER_OVERLOADED, { metadata, code: OVERLOADED_CODE });
     case "authentication_error":
     case "permission_error":
       return providerError(PROVIDER_AUTH, metadata);
