@@ -130,7 +130,7 @@ Deno.test("chat input: prefill reaches an anthropic upstream as the last (assist
 Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put in OpenAI's terms for OpenAI", () =>
   withGateway(async (g) => {
     const params = {
-      model: MODEL,
+      model: "openai/gpt-5.1",
       messages: [
         {
           role: "system",
@@ -155,7 +155,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     assert.equal(sent.seed, 42);
     assert.deepEqual(sent.x_vendor_flag, { nested: [1, 2, 3] });
     assert.deepEqual(sent.logit_bias, { "50256": -100 });
-    assert.equal(sent.model, "gpt-4o-mini", "the upstream gets its own model name");
+    assert.equal(sent.model, "gpt-5.1", "the upstream gets its own model name");
     // OpenAI answers 400 "Unknown parameter" to OpenRouter's fields: translated or dropped.
     assert.equal(sent.reasoning_effort, "low");
     assert.equal(sent.max_completion_tokens, 50);
@@ -165,12 +165,18 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     const messages = sent.messages as Obj[];
     assert.deepEqual(messages[0].content, [{ type: "text", text: "Be brief." }]);
     assert.deepEqual(messages[2], { role: "assistant", content: "Hello" });
+    // A model without reasoning is sent no reasoning setting (OpenAI answers 400 to it).
+    await client(g).chat.completions.create({ ...params, model: MODEL });
+    const plain = upstreamBody(g);
+    assert.equal(plain.model, "gpt-4o-mini");
+    assert.equal("reasoning_effort" in plain || "reasoning" in plain, false);
+    assert.equal(plain.seed, 42);
   }));
 
 Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", () =>
   withGateway(async (g) => {
     const params = {
-      model: "meta-llama/llama-3.1-8b-instruct",
+      model: "deepseek/deepseek-v3.2",
       messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
       seed: 7,
       min_p: 0.1,
@@ -179,9 +185,9 @@ Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", (
       max_tokens: 40,
     } as unknown as Params;
     const r = await client(g).chat.completions.create(params);
-    assert.equal(r.model, "meta-llama/llama-3.1-8b-instruct");
+    assert.equal(r.model, "deepseek/deepseek-v3.2");
     const sent = upstreamBody(g);
-    assert.equal(sent.model, "meta-llama/llama-3.1-8b-instruct");
+    assert.equal(sent.model, "deepseek/deepseek-v3.2");
     assert.equal(sent.seed, 7);
     assert.equal(sent.min_p, 0.1);
     assert.deepEqual(sent.transforms, ["middle-out"]);

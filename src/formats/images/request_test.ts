@@ -31,6 +31,7 @@ Deno.test("images request: defaults", () => {
     aspectRatio: undefined,
     resolution: undefined,
     references: [],
+    stream: false,
   });
   assert.equal(c.nUpstream, 1);
 });
