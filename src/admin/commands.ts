@@ -201,6 +201,15 @@ function orNone<T>(text: string | undefined, parse: (t: string) => T): T | null 
   return text === "none" ? null : parse(text);
 }
 
+/**
+ * The account as a running embedded gateway sees it: its holds and its latest settlements are
+ * in memory until written, and count as the store's would.
+ */
+function withMemory(a: Account, cfg: AdminConfig): Account {
+  const mem = cfg.inMemory?.(a.id);
+  return mem ? { ...a, balance: a.balance - mem.pending, held: a.held + mem.held } : a;
+}
+
 async function account(store: Store, id: string): Promise<Account> {
   const a = await store.getAccount(id);
   if (!a) throw new NotFoundError(`no such account: ${id}`);
@@ -281,8 +290,8 @@ const COMMANDS: Record<string, Command> = {
   "account show": {
     options: ["account"],
     positionals: [],
-    async run(store, args) {
-      const a = await account(store, required(args, "account"));
+    async run(store, args, cfg) {
+      const a = withMemory(await account(store, required(args, "account")), cfg);
       return {
         result: accountJson(a),
         text: [
@@ -421,7 +430,7 @@ const COMMANDS: Record<string, Command> = {
   "topup": {
     options: ["account", "amount", "idempotency-key"],
     positionals: [],
-    async run(store, args) {
+    async run(store, args, cfg) {
       const id = required(args, "account");
       const amount = rub("amount", required(args, "amount"), { positive: true });
       const idem = required(args, "idempotency-key");
@@ -444,7 +453,7 @@ const COMMANDS: Record<string, Command> = {
             `${entry.accountId}; nothing was done`,
         );
       }
-      const a = await account(store, id);
+      const a = withMemory(await account(store, id), cfg);
       return {
         result: { applied, balance: formatRub(a.balance) },
         text: applied
@@ -458,13 +467,10 @@ const COMMANDS: Record<string, Command> = {
     options: ["account"],
     positionals: [],
     async run(store, args, cfg) {
-      const a = await account(store, required(args, "account"));
-      // Leases (PostgreSQL: instances admit requests against them) are part of held; the
-      // embedded gateway keeps its holds and its last settlements in memory.
+      const a = withMemory(await account(store, required(args, "account")), cfg);
+      const { balance, held } = a;
+      // Leases (PostgreSQL: instances admit requests against them) are part of held.
       const leased = await store.leased(a.id);
-      const mem = cfg.inMemory?.(a.id) ?? { held: 0n, pending: 0n };
-      const balance = a.balance - mem.pending;
-      const held = a.held + mem.held;
       return {
         result: {
           balance: formatRub(balance),

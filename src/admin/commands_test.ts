@@ -351,7 +351,7 @@ for (const { name, open } of await testStores()) {
   });
 }
 
-Deno.test("admin balance: a running gateway's holds and unwritten costs are counted", async () => {
+Deno.test("admin balance, account show, topup: a running gateway's holds and unwritten costs are counted", async () => {
   const store = await (await testStores())[0].open();
   try {
     const a = await store.createAccount("m", 10_000_000_000n);
@@ -361,6 +361,22 @@ Deno.test("admin balance: a running gateway's holds and unwritten costs are coun
     assert.ok(r.ok);
     assert.deepEqual(r.result, { balance: "9", held: "3", leased: "0" });
     assert.match(r.text, /available 6/);
+    // account show and a top-up's answer tell the same figures.
+    const shown = await runAdmin(store, ["account", "show", "--account", a.id], {
+      keyPrefix: "tg",
+      inMemory,
+    });
+    assert.ok(shown.ok);
+    const account = shown.result as Record<string, unknown>;
+    assert.equal(account.balance, "9");
+    assert.equal(account.held, "3");
+    const topup = await runAdmin(
+      store,
+      ["topup", "--account", a.id, "--amount", "1", "--idempotency-key", "m1"],
+      { keyPrefix: "tg", inMemory },
+    );
+    assert.ok(topup.ok);
+    assert.deepEqual(topup.result, { applied: true, balance: "10" });
   } finally {
     await store.close();
   }

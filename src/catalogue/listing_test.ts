@@ -79,7 +79,7 @@ function assertModel(m: Json) {
   assert.ok(arch.instruct_type === null || typeof arch.instruct_type === "string");
   const pricing = m.pricing as Json;
   assert.deepEqual(Object.keys(pricing), PRICE_KEYS, String(m.id));
-  for (const v of Object.values(pricing)) assert.match(v as string, /^-?\d+(\.\d{1,12})?$/);
+  for (const v of Object.values(pricing)) assert.match(v as string, /^-?\d+(\.\d{1,18})?$/);
   assert.ok(m.per_request_limits === null || typeof m.per_request_limits === "object");
   assert.ok((m.supported_parameters as unknown[]).every((x) => typeof x === "string"));
 }

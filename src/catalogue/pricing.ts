@@ -14,10 +14,12 @@ export interface Rates {
 }
 
 /**
- * Display precision: a thousandth of a nano-rouble, far below the debit unit, yet it cuts the
- * tail a repeating USD price ("0.0000000833333333333333") would drag into the listing.
+ * Display precision: 18 decimals, so the listing shows the very price a debit is computed
+ * from (a customer multiplying it by tokens gets the bill to the nano-rouble), yet cuts the
+ * tail a catalogue price written as a repeating decimal ("0.0000000833333333333333") would
+ * drag in.
  */
-const publicPriceDecimalsMax = 12;
+const publicPriceDecimalsMax = 18;
 
 /** usd × USD_RUB × (1 + MARKUP) for every key; "-1" (dynamic) stays "-1", "0" stays "0". */
 export function publicPricing(

@@ -44,3 +44,8 @@ Deno.test("every key is converted and none is added or dropped", () => {
 Deno.test("a malformed price is an error, not a silent zero", () => {
   assert.throws(() => publicPricing({ prompt: "cheap" }, rates));
 });
+
+Deno.test("publicPrice: the listed price is the one debits are computed from, to its last digit", () => {
+  // 0.0000000375 USD × 92.5 × 1.05: thirteen decimals, none rounded away.
+  assert.equal(publicPrice("0.0000000375", { usdRub: "92.5", markup: "0.05" }), "0.0000036421875");
+});
