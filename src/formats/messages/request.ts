@@ -446,18 +446,46 @@ export function fromInternal(
 }
 
 /**
- * The final assistant turn (a prefill, or one that called tools) has no signed (or redacted)
- * reasoning to replay.
- * Anthropic asks it only of that turn (the one before the last tool results); earlier turns'
+ * The final assistant turn (a prefill, or one that called tools) does not start with signed
+ * (or redacted) reasoning to replay. Anthropic asks it only of that turn; earlier turns'
  * thinking it drops anyway, so a history from another vendor turns thinking off only while
  * its last tool round is open, not for the rest of the conversation.
  */
 function unsignedFinalTurn(req: TextRequest): boolean {
-  const prefill = req.messages.at(-1)?.role === "assistant";
-  const m = req.messages.findLast((m) => m.role === "assistant");
-  return m !== undefined &&
-    (prefill || m.parts.some((p) => p.type === "tool_call")) &&
-    !m.parts.some((p) => p.type === "reasoning" && anthropicReasoning(p).length > 0);
+  return finalTurnUnthought(req.messages, {
+    assistant: (m) => m.role === "assistant",
+    toolResults: (m) => m.parts.some((p) => p.type === "tool_result"),
+    toolCall: (m) => m.parts.some((p) => p.type === "tool_call"),
+    thought: (m) => m.parts.some((p) => p.type === "reasoning" && anthropicReasoning(p).length > 0),
+  });
+}
+
+interface TurnView<M> {
+  assistant(m: M): boolean;
+  /** A user message carrying tool results continues the assistant's turn. */
+  toolResults(m: M): boolean;
+  toolCall(m: M): boolean;
+  thought(m: M): boolean;
+}
+
+/**
+ * Anthropic's rule for thinking `enabled`: the final assistant turn, when it called tools or
+ * is a prefill, starts with the model's signed thinking. A tool loop is one turn (the
+ * messages since the last user message that is not tool results), and only its first
+ * message thinks: later steps start straight with `tool_use`.
+ */
+function finalTurnUnthought<M>(messages: readonly M[], v: TurnView<M>): boolean {
+  let start = messages.length;
+  while (start > 0) {
+    const m = messages[start - 1];
+    if (!v.assistant(m) && !v.toolResults(m)) break;
+    start--;
+  }
+  const turn = messages.slice(start).filter((m) => v.assistant(m));
+  if (turn.length === 0) return false;
+  const prefill = v.assistant(messages[messages.length - 1]);
+  if (!prefill && !turn.some((m) => v.toolCall(m))) return false;
+  return !v.thought(turn[0]);
 }
 
 /**
@@ -680,6 +708,15 @@ export function passThroughRequest(
       return content.length > 0 ? [{ ...(m as Block), content }] : [];
     });
   }
+  // Ids another vendor made (Kimi's `functions.f:0`), in a history this gateway did not
+  // rewrite (an older session, another gateway's): Anthropic takes only [a-zA-Z0-9_-].
+  if (Array.isArray(out.messages) && out.messages.some(hasForeignToolId)) {
+    out.messages = out.messages.map((m) =>
+      hasForeignToolId(m)
+        ? { ...(m as Block), content: (m as { content: Block[] }).content.map(withToolId) }
+        : m
+    );
+  }
   // As in fromInternal: with thinking enabled, Anthropic wants the last assistant turn, when
   // it called tools or is a prefill, to start with its signed thinking. A session that ran on
   // another vendor's model has none there (its reasoning, if any, was left out above), so
@@ -695,15 +732,34 @@ export function passThroughRequest(
 }
 
 function unthoughtFinalTurn(messages: unknown[]): boolean {
-  const last = messages.findLast((m) => isObject(m) && m.role === "assistant") as
-    | { content?: unknown }
-    | undefined;
-  if (!last) return false;
-  const prefill = messages.at(-1) === last;
-  if (typeof last.content === "string") return prefill;
-  if (!Array.isArray(last.content)) return false;
-  const blocks = last.content as Block[];
-  return (prefill || blocks.some((b) => b?.type === "tool_use")) && !blocks.some(isThinking);
+  const blocks = (m: unknown): Block[] => {
+    const content = (m as { content?: unknown }).content;
+    return Array.isArray(content) ? content as Block[] : [];
+  };
+  return finalTurnUnthought(messages, {
+    assistant: (m) => isObject(m) && m.role === "assistant",
+    toolResults: (m) => blocks(m).some((b) => b?.type === "tool_result"),
+    toolCall: (m) => blocks(m).some((b) => b?.type === "tool_use"),
+    thought: (m) => blocks(m).some(isThinking),
+  });
+}
+
+function hasForeignToolId(m: unknown): boolean {
+  const content = (m as { content?: unknown })?.content;
+  return Array.isArray(content) && (content as Block[]).some((b) => withToolId(b) !== b);
+}
+
+function withToolId(b: Block): Block {
+  if (b?.type === "tool_use" && typeof b.id === "string" && anthropicToolId(b.id) !== b.id) {
+    return { ...b, id: anthropicToolId(b.id) };
+  }
+  if (
+    b?.type === "tool_result" && typeof b.tool_use_id === "string" &&
+    anthropicToolId(b.tool_use_id) !== b.tool_use_id
+  ) {
+    return { ...b, tool_use_id: anthropicToolId(b.tool_use_id) };
+  }
+  return b;
 }
 
 const isThinking = (b: Block) => b?.type === "thinking" || b?.type === "redacted_thinking";

@@ -243,6 +243,13 @@ Deno.test("fromInternal: thinking stays off only while the final assistant turn'
   const signed = structuredClone(history);
   signed[1].parts.unshift({ type: "reasoning", text: "t", signature: "sig" } as never);
   assert.deepEqual(thinkingOf(signed), { type: "enabled", budget_tokens: 4096 });
+  // A loop whose first step thought keeps thinking on for its later steps.
+  const loop = [
+    ...signed,
+    { role: "assistant" as const, parts: [{ ...call, id: "c2" }] },
+    { role: "user" as const, parts: [{ ...result, callId: "c2" }] },
+  ];
+  assert.deepEqual(thinkingOf(loop), { type: "enabled", budget_tokens: 4096 });
   // The round closed with an answer and a new question: thinking is back on.
   const later = [
     ...history,
@@ -979,11 +986,51 @@ Deno.test("passThroughRequest: enabled thinking goes when the last tool turn or 
   assert.deepEqual(pass([ask, toolTurn, results], { type: "adaptive" }).thinking, {
     type: "adaptive",
   });
+  // Claude's own tool loop is one turn: only its first step thinks.
+  const loop = [ask, signed, results, toolTurn, results];
+  assert.deepEqual(pass(loop).thinking, thinking, "later steps of a loop start with tool_use");
+  assert.equal(pass([ask, toolTurn, results, signed, results]).thinking, undefined);
   const answered = [ask, toolTurn, results, {
     role: "assistant",
     content: [{ type: "text", text: "done" }],
   }, ask];
   assert.deepEqual(pass(answered).thinking, thinking, "the round closed: thinking is back");
+});
+
+Deno.test("passThroughRequest: tool ids Anthropic would refuse are rewritten on both sides, others left alone", () => {
+  const body = {
+    model: SLUG,
+    max_tokens: 100,
+    messages: [
+      { role: "user", content: "weather?" },
+      {
+        role: "assistant",
+        content: [{
+          type: "tool_use",
+          id: "functions.get_weather:0",
+          name: "get_weather",
+          input: {},
+        }],
+      },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "functions.get_weather:0", content: "ok" }],
+      },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_01", name: "f", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "ok" }] },
+    ],
+  };
+  const out = passThroughRequest(body, UPSTREAM).messages as {
+    content: Record<string, string>[];
+  }[];
+  assert.match(out[1].content[0].id, /^functions_get_weather_0_[0-9a-f]{8}$/);
+  assert.equal(out[2].content[0].tool_use_id, out[1].content[0].id);
+  assert.equal(out[3], body.messages[3], "a message with valid ids is passed as it is");
+  assert.equal(
+    (body.messages[1].content as { id: string }[])[0].id,
+    "functions.get_weather:0",
+    "the client's body is not changed",
+  );
 });
 
 Deno.test("passThroughRequest leaves out another vendor's searches, which Anthropic would refuse", () => {
