@@ -96,6 +96,7 @@ function stopNeed(stop: unknown): UpstreamNeed | undefined {
     protocols: ["openai-chat", "anthropic-messages"],
     reason: "stop sequences need a model served in the chat completions or messages format " +
       "(the responses API has none)",
+    stopSequences: true,
   };
 }
 

@@ -18,6 +18,11 @@ export interface UpstreamNeed {
   protocols: Protocol[];
   /** The 400's message when the model has a provider, but none of these protocols. */
   reason: string;
+  /**
+   * The need is the client's stop sequences alone: void where the model takes none, since
+   * the gateway keeps them itself on any transcoded call (`keptStop`).
+   */
+  stopSequences?: true;
 }
 
 /**

@@ -226,7 +226,10 @@ export function decodeAndRoute(
   const asked = format.toInternal(body, model.id);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
-  const need = format.upstreamsFor(body);
+  const stopOrOther = format.upstreamsFor(body);
+  const need = stopOrOther?.stopSequences && !model.supported_parameters.includes("stop")
+    ? undefined
+    : stopOrOther;
   const allowed = need
     ? need.protocols
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];

@@ -258,6 +258,13 @@ Deno.test("chat tools: OpenAI's newer models take tools through the responses AP
         "the effort is kept",
       );
     }
+    // Stop sequences too: the model takes none, so the gateway keeps them on that call.
+    const withStop = g.mock.stats.calls.length;
+    await client(g).chat.completions.create({
+      ...request("openai/gpt-5.4", "[[mock:tokens=3]]"),
+      stop: ["END"],
+    });
+    assert.match(g.mock.stats.calls[withStop].path, /\/responses$/);
     // Without tools the chat API takes them: a chat client keeps its pass-through.
     const before = g.mock.stats.calls.length;
     await client(g).chat.completions.create({

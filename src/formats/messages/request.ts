@@ -727,8 +727,22 @@ export function passThroughRequest(
     unthoughtFinalTurn(out.messages)
   ) {
     delete out.thinking;
+    withoutThinkingEdits(out);
   }
   return out;
+}
+
+/**
+ * Context editing that clears thinking (Claude Code always asks `clear_thinking_20251015`)
+ * requires thinking on: Anthropic answers 400 to it once thinking is off.
+ */
+function withoutThinkingEdits(out: Record<string, unknown>): void {
+  const cm = out.context_management;
+  if (!isObject(cm) || !Array.isArray(cm.edits)) return;
+  const edits = cm.edits.filter((e) => !String((e as Block)?.type).startsWith("clear_thinking"));
+  if (edits.length === cm.edits.length) return;
+  if (edits.length === 0 && Object.keys(cm).length === 1) delete out.context_management;
+  else out.context_management = { ...cm, edits };
 }
 
 function unthoughtFinalTurn(messages: unknown[]): boolean {

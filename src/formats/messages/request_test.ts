@@ -986,6 +986,21 @@ Deno.test("passThroughRequest: enabled thinking goes when the last tool turn or 
   assert.deepEqual(pass([ask, toolTurn, results], { type: "adaptive" }).thinking, {
     type: "adaptive",
   });
+  // Context editing that clears thinking needs thinking: it goes with it.
+  const edits = (extra: unknown[]) =>
+    passThroughRequest({
+      model: SLUG,
+      max_tokens: 32000,
+      thinking,
+      context_management: {
+        edits: [{ type: "clear_thinking_20251015", keep: "all" }, ...extra],
+      },
+      messages: [ask, toolTurn, results],
+    }, UPSTREAM);
+  assert.equal(edits([]).context_management, undefined);
+  assert.deepEqual(edits([{ type: "clear_tool_uses_20250919" }]).context_management, {
+    edits: [{ type: "clear_tool_uses_20250919" }],
+  });
   // Claude's own tool loop is one turn: only its first step thinks.
   const loop = [ask, signed, results, toolTurn, results];
   assert.deepEqual(pass(loop).thinking, thinking, "later steps of a loop start with tool_use");
