@@ -78,7 +78,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 
 /** A URL's password (`scheme://user:secret@host`) is masked wherever a URL is shown. */
 export function withoutPassword(text: string): string {
-  return text.replace(/(\/\/[^:/?#@\s]*:)[^@/?#\s]*@/g, "$1***@");
+  // Up to the last "@": a generated password may hold "/", "?", "#" and "@" itself.
+  return text.replace(/(\/\/[^:/?#@\s]*:)\S*@/g, "$1***@");
 }
 
 export function loadConfig(): Config {

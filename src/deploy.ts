@@ -6,6 +6,15 @@
  */
 import { type Config, ConfigError, describeError, loadConfig } from "./config.ts";
 import { buildGateway, type Gateway, sweep } from "./server.ts";
+import { type EnvelopeFamily, renderError } from "./http/envelopes.ts";
+import { GatewayError } from "./http/gateway_error.ts";
+
+function envelopeFor(req: Request): EnvelopeFamily {
+  const path = new URL(req.url).pathname;
+  if (path.startsWith("/v1/messages") || req.headers.has("anthropic-version")) return "messages";
+  if (path.startsWith("/v1/embeddings") || path.startsWith("/v1/images")) return "coded";
+  return "generic";
+}
 
 /** How often an isolate sweeps, at most: a request that finds the last sweep older starts one. */
 const SWEEP_EVERY_MS = 10_000;
@@ -43,14 +52,12 @@ export function deployApp(load: () => Config = loadConfig): DeployApp {
       } catch (e) {
         const line = e instanceof ConfigError ? e.message : describeError(e);
         console.error(`Tollgate could not start. ${line}`);
-        return Response.json(
-          {
-            error: {
-              message: "the gateway is starting or misconfigured; retry shortly",
-              type: "server_error",
-            },
-          },
-          { status: 503, headers: { "retry-after": "5" } },
+        // In the envelope of the endpoint asked, so each SDK reads it as its own 503.
+        return renderError(
+          envelopeFor(req),
+          new GatewayError(503, "the gateway is starting or misconfigured; retry shortly", {
+            retryAfter: 5,
+          }),
         );
       }
       const { gw, cfg } = built;

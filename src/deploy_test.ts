@@ -19,12 +19,18 @@ Deno.test("deploy: without DATABASE_URL every request is a 503 that says to retr
       assert.equal(res.headers.get("retry-after"), "5");
       const body = await res.json();
       assert.equal(typeof body.error.message, "string");
+      assert.equal(body.error.code, 503, "the generic envelope");
     }
+    const messages = await app.fetch(new Request("http://x/v1/messages", { method: "POST" }));
+    assert.equal(messages.status, 503);
+    const m = await messages.json();
+    assert.equal(m.type, "error", "a messages client gets its own envelope");
+    assert.equal(m.error.type, "overloaded_error");
   } finally {
     console.error = original;
     await app.close();
   }
-  assert.equal(errors.length, 2, "each failed start is logged, one line each");
+  assert.equal(errors.length, 3, "each failed start is logged, one line each");
   assert.match(String(errors[0]), /DATABASE_URL is required/);
 });
 

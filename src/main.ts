@@ -88,6 +88,7 @@ async function start() {
       }));
   } catch (e) {
     clearInterval(sweeper);
+    await gw.close().catch(() => {});
     throw new ConfigError(
       e instanceof Deno.errors.AddrInUse
         ? `PORT=${cfg.PORT} is in use on ${cfg.HOST}: another process listens there; stop it or set PORT`

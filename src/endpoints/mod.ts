@@ -12,7 +12,7 @@ import type { AppContext } from "../pipeline/context.ts";
 import { GatewayError } from "../http/gateway_error.ts";
 import type { Candidate } from "../providers/routing.ts";
 import { PROTOCOL } from "../providers/protocols/mod.ts";
-import { recordOutcome, send } from "../pipeline/upstream.ts";
+import { lingering, recordOutcome, send } from "../pipeline/upstream.ts";
 import { settleWithRetry } from "../pipeline/meter.ts";
 import type { Hold } from "../pipeline/quota.ts";
 import type { Settlement } from "../store/store.ts";
@@ -86,6 +86,25 @@ export async function callCandidates<T>(
   req: Request,
   a: Attempt<T>,
 ): Promise<CallResult<T>> {
+  // Policy `drain`: a call the client left is still read to its end for a while (an image
+  // the upstream made is billed to the gateway all the same), then settled as made.
+  const drained = app.cfg.CANCEL_POLICY === "drain"
+    ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
+    : undefined;
+  try {
+    return await tryCandidates(app, candidates, req, drained?.signal ?? req.signal, a);
+  } finally {
+    drained?.dispose();
+  }
+}
+
+async function tryCandidates<T>(
+  app: AppContext,
+  candidates: Candidate[],
+  req: Request,
+  signal: AbortSignal,
+  a: Attempt<T>,
+): Promise<CallResult<T>> {
   let last: GatewayError | undefined;
   for (const c of candidates) {
     const started = performance.now();
@@ -97,12 +116,12 @@ export async function callCandidates<T>(
       headers,
       a.body(c),
       timeoutMs,
-      req.signal,
+      signal,
       app.log,
     );
     if (!outcome.ok) {
       last = outcome.error ?? a.decodeError(outcome.status, outcome.body);
-      if (outcome.status === 499) return { ok: false, error: last };
+      if (outcome.status === 499 || req.signal.aborted) return { ok: false, error: last };
       // A refused request (4xx other than 429) is not the provider failing (see pipeline.ts).
       if (!outcome.retry) return { ok: false, error: last };
       recordOutcome(app.breakers, c, false);
@@ -115,7 +134,7 @@ export async function callCandidates<T>(
       outcome.abort.abort();
     }, remaining);
     const onClientAbort = () => outcome.abort.abort();
-    req.signal.addEventListener("abort", onClientAbort, { once: true });
+    signal.addEventListener("abort", onClientAbort, { once: true });
     let json: unknown;
     try {
       const bytes = await readCapped(outcome.response, upstreamAnswerBytesMax);
@@ -133,7 +152,7 @@ export async function callCandidates<T>(
       continue;
     } finally {
       clearTimeout(timer);
-      req.signal.removeEventListener("abort", onClientAbort);
+      signal.removeEventListener("abort", onClientAbort);
     }
     try {
       const value = await a.read(json, c);
@@ -142,7 +161,7 @@ export async function callCandidates<T>(
     } catch (e) {
       if (!(e instanceof GatewayError)) throw e;
       last = e;
-      if (e.status >= 500 || e.status === 429) {
+      if ((e.status >= 500 || e.status === 429) && !req.signal.aborted) {
         recordOutcome(app.breakers, c, false);
         continue;
       }

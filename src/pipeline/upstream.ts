@@ -25,6 +25,16 @@ export async function send(
   clientSignal: AbortSignal,
   log: Logger,
 ): Promise<UpstreamOutcome> {
+  // A signal that fired already fires no listener: the client is gone, nothing is asked.
+  if (clientSignal.aborted) {
+    return {
+      ok: false,
+      retry: false,
+      status: 499,
+      body: null,
+      error: new GatewayError(499, "client closed the request"),
+    };
+  }
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(new DOMException("client went away", "AbortError"));
   clientSignal.addEventListener("abort", onClientAbort, { once: true });

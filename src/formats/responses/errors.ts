@@ -7,7 +7,7 @@
  * The same mapping serves errors that arrive inside a 200 stream (`error` events and
  * `response.failed`), keyed by the error `code` instead of the HTTP status.
  */
-import { GatewayError } from "../../http/gateway_error.ts";
+import { GatewayError, overloadedAsProviderError } from "../../http/gateway_error.ts";
 import { errorBody } from "../../http/envelopes.ts";
 import {
   decodeOpenAIError,
@@ -97,7 +97,9 @@ export function responsesErrorCode(e: GatewayError): string {
  * handlers of the event read), and the generic envelope's `error` object beside them (what
  * the SDKs raise as the APIError).
  */
-export function streamError(e: GatewayError): Record<string, unknown> {
+export function streamError(error: GatewayError): Record<string, unknown> {
+  // An overloaded provider is this endpoint's 502, in the stream as in a status line.
+  const e = overloadedAsProviderError(error);
   return {
     code: responsesErrorCode(e),
     message: e.message,

@@ -94,3 +94,12 @@ Deno.test("decodeResponsesStreamError: in-stream codes keep the status class the
     assert.match(e.message, message);
   }
 });
+
+Deno.test("streamError: an overloaded provider is this endpoint's 502 in the stream too", async () => {
+  const { streamError } = await import("./errors.ts");
+  const { GatewayError, PROVIDER_OVERLOADED } = await import("../../http/gateway_error.ts");
+  const e = streamError(new GatewayError(503, "overloaded", { code: PROVIDER_OVERLOADED }));
+  assert.equal((e.error as { code: number }).code, 502);
+  const none = streamError(new GatewayError(503, "no provider"));
+  assert.equal((none.error as { code: number }).code, 503, "no provider at all stays 503");
+});
