@@ -26,6 +26,13 @@ export interface TextRequest {
   stream: boolean;
   /** End-user id for the upstream's abuse monitoring (chat `user`, messages `metadata.user_id`). */
   user?: string;
+  /**
+   * OpenAI's prompt-cache routing key (`prompt_cache_key` in chat and responses): calls that
+   * share it reach the same cache, and cached input is billed at a fraction.
+   */
+  promptCacheKey?: string;
+  /** OpenAI's answer-length hint (chat `verbosity`, responses `text.verbosity`). */
+  verbosity?: string;
 }
 
 export interface CacheControl {

@@ -258,6 +258,18 @@ Deno.test("chat tools: OpenAI's newer models take tools through the responses AP
         "the effort is kept",
       );
     }
+    // OpenAI's own fields the chat call carried reach the responses API in its terms.
+    const keyed = g.mock.stats.calls.length;
+    await client(g).chat.completions.create(
+      {
+        ...request("openai/gpt-5.4", "[[mock:tokens=2]]"),
+        prompt_cache_key: "session-42",
+        verbosity: "low",
+      } as Parameters<ReturnType<typeof client>["chat"]["completions"]["create"]>[0],
+    );
+    const keyedBody = g.mock.stats.calls[keyed].body as Record<string, unknown>;
+    assert.equal(keyedBody.prompt_cache_key, "session-42");
+    assert.deepEqual((keyedBody.text as Record<string, unknown>)?.verbosity, "low");
     // Stop sequences too: the model takes none, so the gateway keeps them on that call.
     const withStop = g.mock.stats.calls.length;
     await client(g).chat.completions.create({

@@ -93,6 +93,9 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
   const reasoning = reasoningToInternal(body);
   if (reasoning) req.reasoning = reasoning;
   if (body.user != null) req.user = body.user;
+  const extra = body as unknown as Record<string, unknown>;
+  if (typeof extra.prompt_cache_key === "string") req.promptCacheKey = extra.prompt_cache_key;
+  if (typeof extra.verbosity === "string") req.verbosity = extra.verbosity;
   return req;
 }
 
@@ -329,6 +332,11 @@ export function fromInternal(
     }
   }
   if (req.user !== undefined) body.user = upstreamUser(req.user);
+  // OpenAI's own fields; OpenRouter's dialect has no such names.
+  if (!options.openrouterReasoning) {
+    if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
+    if (req.verbosity !== undefined) body.verbosity = req.verbosity;
+  }
   return body;
 }
 

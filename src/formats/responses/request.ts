@@ -95,6 +95,9 @@ export function toInternal(body: ResponsesRequest | Obj, model: string): TextReq
   if (reasoning) req.reasoning = reasoning;
   const user = b.user ?? (typeof b.safety_identifier === "string" ? b.safety_identifier : null);
   if (user) req.user = user;
+  const extra = b as unknown as { prompt_cache_key?: unknown; text?: { verbosity?: unknown } };
+  if (typeof extra.prompt_cache_key === "string") req.promptCacheKey = extra.prompt_cache_key;
+  if (typeof extra.text?.verbosity === "string") req.verbosity = extra.text.verbosity;
   return req;
 }
 
@@ -455,6 +458,10 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.responseFormat) body.text = { format: formatFromInternal(req.responseFormat) };
+  if (req.verbosity !== undefined) {
+    body.text = { ...(body.text as Obj | undefined), verbosity: req.verbosity };
+  }
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   const reasoning = reasoningFromInternal(req.reasoning);
   if (reasoning) {
     body.reasoning = reasoning;
