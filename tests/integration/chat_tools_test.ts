@@ -286,3 +286,36 @@ Deno.test("chat tools: OpenAI's newer models take tools through the responses AP
     });
     assert.match(g.mock.stats.calls[before].path, /\/chat\/completions$/);
   }));
+
+Deno.test("chat tools: on gpt-5.2+ OpenAI's encrypted reasoning reaches the chat client and goes back with its tool results", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-5.4";
+    const first = await client(g).chat.completions.create({
+      ...request(model, "[[mock:tool=get_weather,reasoning=3]]"),
+      reasoning_effort: "medium",
+    });
+    const message = first.choices[0].message as unknown as Record<string, unknown>;
+    const details = message.reasoning_details as Record<string, unknown>[];
+    assert.ok(Array.isArray(details), JSON.stringify(message));
+    const entry = details.find((d) => d.format === "openai-responses-v1")!;
+    assert.equal(entry.type, "reasoning.encrypted");
+    assert.match(String(entry.data), /^gAAAAA/);
+    const call = first.choices[0].message.tool_calls![0];
+    const before = g.mock.stats.calls.length;
+    await client(g).chat.completions.create({
+      model,
+      tools: TOOLS,
+      reasoning_effort: "medium",
+      messages: [
+        { role: "user", content: "Weather in Oslo?" },
+        message as never,
+        { role: "tool", tool_call_id: call.id, content: "sunny [[mock:tokens=2]]" },
+      ],
+    });
+    const input = (g.mock.stats.calls[before].body as { input: Record<string, unknown>[] }).input;
+    const reasoning = input.find((i) => i.type === "reasoning");
+    assert.ok(reasoning, JSON.stringify(input));
+    assert.equal(reasoning.encrypted_content, entry.data, "replayed as OpenAI gave it");
+    const types = input.map((i) => i.type ?? i.role);
+    assert.ok(types.indexOf("reasoning") < types.indexOf("function_call"), types.join(","));
+  }));

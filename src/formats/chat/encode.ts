@@ -16,6 +16,9 @@
  */
 import type { ReasoningPart } from "../../events/text_request.ts";
 import { detailsOut } from "./reasoning_details.ts";
+
+/** A client is given every vendor's reasoning to send back (its next call may go anywhere). */
+const TO_CLIENT = { anthropic: true, openai: true };
 import type { CostReport, Event, FinishReason } from "../../events/event.ts";
 import { type GatewayError, timeoutAsProviderError } from "../../http/gateway_error.ts";
 import { errorBody } from "../../http/envelopes.ts";
@@ -103,7 +106,7 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
   let block = "";
   let detailIndex = 0;
   const detailChunk = (p: ReasoningPart): string => {
-    const [d] = detailsOut([p], true);
+    const [d] = detailsOut([p], TO_CLIENT);
     if (!d || excludeReasoning) return "";
     d.index = detailIndex++;
     return role() + chunk(`{"reasoning_details":[${JSON.stringify(d)}]}`);
@@ -233,7 +236,7 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
     if (reasoning !== null) message.reasoning = reasoning;
     // As OpenRouter gives them: a client that sends them back keeps Claude's thinking on
     // across tool calls (Anthropic wants the last tool turn's signed thinking replayed).
-    const details = detailsOut(signed, true);
+    const details = detailsOut(signed, TO_CLIENT);
     if (details.length > 0) message.reasoning_details = details;
   }
   if (calls.size > 0) {

@@ -17,6 +17,8 @@ import { OPENAI_ENCRYPTED } from "../responses/sealed_reasoning.ts";
 
 const PREFIX = "tg.rd.";
 const ANTHROPIC_FORMAT = "anthropic-claude-v1";
+/** OpenRouter's name for OpenAI's encrypted reasoning (a responses item's `encrypted_content`). */
+const OPENAI_FORMAT = "openai-responses-v1";
 
 /** The fields of an entry a seal keeps (its text is the reasoning text the client has). */
 const KEPT = ["type", "format", "id", "index", "signature", "data"] as const;
@@ -55,11 +57,29 @@ export function forAnthropic(v: string | undefined): string | undefined {
 }
 
 /**
- * An assistant turn's `reasoning_details` for OpenRouter: every sealed entry as it came (with
- * its part's text), and, when the model is Anthropic's, raw signatures and redacted data as
- * Anthropic entries. Empty when the turn has none.
+ * What OpenAI's responses API may be sent of a reasoning part's redacted data: its own
+ * encrypted reasoning, raw or as a chat client sent back the entry it was given.
  */
-export function detailsOut(parts: readonly ReasoningPart[], anthropicModel: boolean): Obj[] {
+export function forOpenAI(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  if (!v.startsWith(PREFIX)) return OPENAI_ENCRYPTED.test(v) ? v : undefined;
+  const d = openDetail(v);
+  return d?.type === "reasoning.encrypted" && typeof d.data === "string" &&
+      OPENAI_ENCRYPTED.test(d.data)
+    ? d.data
+    : undefined;
+}
+
+/**
+ * An assistant turn's `reasoning_details` (for OpenRouter, or a chat client): every sealed
+ * entry as it came (with its part's text); for an Anthropic model, raw signatures and redacted
+ * data as Anthropic entries; for an OpenAI model, OpenAI's encrypted reasoning as its
+ * `openai-responses-v1` entry. Empty when the turn has none.
+ */
+export function detailsOut(
+  parts: readonly ReasoningPart[],
+  model: { anthropic: boolean; openai: boolean },
+): Obj[] {
   const out: Obj[] = [];
   for (const p of parts) {
     const value = p.redacted ?? p.signature;
@@ -67,7 +87,13 @@ export function detailsOut(parts: readonly ReasoningPart[], anthropicModel: bool
     const sealed = openDetail(value);
     if (sealed) {
       out.push(sealed.type === "reasoning.text" ? { ...sealed, text: p.text } : sealed);
-    } else if (anthropicModel && !OPENAI_ENCRYPTED.test(value)) {
+    } else if (OPENAI_ENCRYPTED.test(value)) {
+      // OpenAI's reasoning, served through its responses API: sent back, it goes back there
+      // as the reasoning item OpenAI asks to be replayed across tool calls.
+      if (model.openai) {
+        out.push({ type: "reasoning.encrypted", data: value, format: OPENAI_FORMAT });
+      }
+    } else if (model.anthropic) {
       out.push(
         p.redacted !== undefined
           ? { type: "reasoning.encrypted", data: value, format: ANTHROPIC_FORMAT }

@@ -5,7 +5,14 @@ import * as messages from "../messages/request.ts";
 import { createMessagesEncoder } from "../messages/encode.ts";
 import { createChatDecoder } from "./decode.ts";
 import { fromInternal } from "./request.ts";
-import { detailsOut, forAnthropic, openDetail, sealDetail } from "./reasoning_details.ts";
+import {
+  detailsOut,
+  forAnthropic,
+  forOpenAI,
+  openDetail,
+  partsFromDetails,
+  sealDetail,
+} from "./reasoning_details.ts";
 import { decodeStream } from "./test_support.ts";
 
 /** A Gemini tool round as OpenRouter streams it: signed text, an encrypted thought signature. */
@@ -138,7 +145,7 @@ Deno.test("reasoning details: raw signatures go to OpenRouter only for an Anthro
     { type: "reasoning" as const, text: "", redacted: "gAAAAAfernet" },
     { type: "reasoning" as const, text: "plain" },
   ];
-  assert.deepEqual(detailsOut(parts, true), [
+  assert.deepEqual(detailsOut(parts, { anthropic: true, openai: false }), [
     {
       type: "reasoning.text",
       text: "t",
@@ -148,5 +155,19 @@ Deno.test("reasoning details: raw signatures go to OpenRouter only for an Anthro
     },
     { type: "reasoning.encrypted", data: "RED", format: "anthropic-claude-v1", index: 1 },
   ]);
-  assert.deepEqual(detailsOut(parts, false), []);
+  assert.deepEqual(detailsOut(parts, { anthropic: false, openai: false }), []);
+  // OpenAI's encrypted reasoning, for an OpenAI model (or a client, which may send it back).
+  assert.deepEqual(detailsOut(parts, { anthropic: false, openai: true }), [
+    { type: "reasoning.encrypted", data: "gAAAAAfernet", format: "openai-responses-v1", index: 0 },
+  ]);
+});
+
+Deno.test("reasoning details: OpenAI's entry a chat client sends back reaches the responses API as it was", () => {
+  const [part] = partsFromDetails([
+    { type: "reasoning.encrypted", data: "gAAAAAfernet", format: "openai-responses-v1", index: 0 },
+  ], undefined);
+  assert.equal(forOpenAI(part.redacted), "gAAAAAfernet");
+  assert.equal(forOpenAI("gAAAAAraw"), "gAAAAAraw");
+  assert.equal(forOpenAI("RED"), undefined, "another vendor's opaque data is not OpenAI's");
+  assert.equal(forAnthropic(part.redacted), undefined);
 });

@@ -288,7 +288,7 @@ export function fromInternal(
         assistantMessage(
           m.parts,
           options.openrouterReasoning === true,
-          upstreamModel.startsWith("anthropic/"),
+          upstreamModel.slice(0, upstreamModel.indexOf("/") + 1),
         ),
       );
     }
@@ -400,7 +400,7 @@ function pushUser(out: Obj[], parts: Part[]): void {
   out.push({ role: "user", content: onlyText ? rest[0].text : rest });
 }
 
-function assistantMessage(parts: Part[], withReasoning: boolean, anthropicModel: boolean): Obj {
+function assistantMessage(parts: Part[], withReasoning: boolean, vendor: string): Obj {
   const texts: TextPart[] = [];
   const calls: Obj[] = [];
   const reasonings: ReasoningPart[] = [];
@@ -422,7 +422,9 @@ function assistantMessage(parts: Part[], withReasoning: boolean, anthropicModel:
   if (calls.length > 0) msg.tool_calls = calls;
   if (withReasoning && reasoning !== "") msg.reasoning = reasoning;
   // OpenRouter's signed and encrypted reasoning goes back as it came (other vendors' own).
-  const details = withReasoning ? detailsOut(reasonings, anthropicModel) : [];
+  const details = withReasoning
+    ? detailsOut(reasonings, { anthropic: vendor === "anthropic/", openai: vendor === "openai/" })
+    : [];
   if (details.length > 0) msg.reasoning_details = details;
   return msg;
 }

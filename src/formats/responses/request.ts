@@ -50,7 +50,8 @@ import type {
   ResponsesRequest,
   ResponsesToolChoice,
 } from "./schema.ts";
-import { isSealedReasoning, OPENAI_ENCRYPTED, openSealedReasoning } from "./sealed_reasoning.ts";
+import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
+import { forOpenAI } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { strings } from "../json.ts";
 
@@ -502,16 +503,18 @@ function messagesToItems(messages: Message[]): Obj[] {
         case "image":
           if (m.role === "user") content.push(inputFileOrImage(p));
           break;
-        case "reasoning":
-          if (p.redacted && OPENAI_ENCRYPTED.test(p.redacted)) {
+        case "reasoning": {
+          const encrypted = forOpenAI(p.redacted);
+          if (encrypted) {
             flush();
             items.push({
               type: "reasoning",
               summary: p.text === "" ? [] : [{ type: "summary_text", text: p.text }],
-              encrypted_content: p.redacted,
+              encrypted_content: encrypted,
             });
           }
           break;
+        }
         case "tool_call":
           flush();
           items.push({

@@ -26,6 +26,10 @@ function wantsSources(body: Record<string, unknown>): boolean {
   return Array.isArray(body.include) && body.include.includes("web_search_call.action.sources");
 }
 
+function wantsEncrypted(body: Record<string, unknown>): boolean {
+  return Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
+}
+
 export function wantsSummary(body: Record<string, unknown>): boolean {
   const s = obj(body.reasoning).summary;
   return typeof s === "string" && s !== "";
@@ -100,7 +104,12 @@ interface Items {
 }
 
 /** The finished output items. */
-function items(a: Answer, hasReasoningItem: boolean, withSources: boolean): Items {
+function items(
+  a: Answer,
+  hasReasoningItem: boolean,
+  withSources: boolean,
+  withEncrypted = false,
+): Items {
   const { rs, msg, fc, call } = ids(a);
   const out: Items = { calls: [], searches: [] };
   for (let i = 0; i < a.usage.webSearches; i++) {
@@ -119,6 +128,8 @@ function items(a: Answer, hasReasoningItem: boolean, withSources: boolean): Item
       id: rs,
       type: "reasoning",
       summary: a.reasoning.length > 0 ? [{ type: "summary_text", text: a.reasoning.join("") }] : [],
+      // Asked for (`include`), as a stateless caller does: a Fernet token, as OpenAI's are.
+      ...(withEncrypted ? { encrypted_content: "gAAAAA" + alnum(a.seed ^ 0x3333, 60) } : {}),
     };
   }
   if (a.text.length > 0 || a.tools.length === 0) {
@@ -165,7 +176,12 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
   meta("response.created", `,"response":${j(start)}`);
   meta("response.in_progress", `,"response":${j(start)}`);
 
-  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0, wantsSources(body));
+  const it = items(
+    a,
+    a.reasoning.length > 0 || a.hiddenReasoning > 0,
+    wantsSources(body),
+    wantsEncrypted(body),
+  );
   let index = 0;
   for (const search of it.searches) {
     const fields = `,"output_index":${index},"item_id":"${search.id}"`;
@@ -264,7 +280,12 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
 }
 
 export function responsesWhole(a: Answer, body: Record<string, unknown>): string {
-  const it = items(a, a.reasoning.length > 0 || a.hiddenReasoning > 0, wantsSources(body));
+  const it = items(
+    a,
+    a.reasoning.length > 0 || a.hiddenReasoning > 0,
+    wantsSources(body),
+    wantsEncrypted(body),
+  );
   const inc = incomplete(a);
   return JSON.stringify(
     response(a, body, inc ? "incomplete" : "completed", outputOf(it), {
