@@ -252,3 +252,19 @@ Deno.test("chat input: an omitted model with no default model set → 400 naming
     await sdk400(client(g).chat.completions.create(params), "model");
     assert.equal(g.mock.stats.calls.length, 0);
   }));
+
+Deno.test("chat input: tools: [] (every tool turned off) is sent as no tools, which OpenAI requires", () =>
+  withGateway(async (g) => {
+    await client(g).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+      tools: [],
+      tool_choice: "none",
+      parallel_tool_calls: false,
+    });
+    const sent = upstreamBody(g);
+    for (const k of ["tools", "tool_choice", "parallel_tool_calls"]) {
+      assert.equal(k in sent, false, k);
+    }
+    assert.equal((sent.messages as Obj[]).length, 1);
+  }));

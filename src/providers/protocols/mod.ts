@@ -41,6 +41,22 @@ function standardTier(body: Record<string, unknown>) {
   delete body.service_tier;
 }
 
+/**
+ * `tools: []` (LangChain and agents with every tool turned off send it): OpenAI and most
+ * chat APIs answer 400 "[] is too short - 'tools'", and refuse a tool choice or
+ * `parallel_tool_calls` without tools. No tools is said by leaving them out.
+ */
+function withoutEmptyTools(body: Record<string, unknown>) {
+  if (Array.isArray(body.functions) && body.functions.length === 0) {
+    delete body.functions;
+    delete body.function_call;
+  }
+  if (!Array.isArray(body.tools) || body.tools.length > 0) return;
+  delete body.tools;
+  delete body.parallel_tool_calls;
+  if (typeof body.tool_choice === "string") delete body.tool_choice;
+}
+
 const openaiChat: UpstreamProtocol = {
   name: "openai-chat",
   url: (p) => `${p.baseUrl}/chat/completions`,
@@ -49,6 +65,7 @@ const openaiChat: UpstreamProtocol = {
     chatRequest.fromInternal(req, model, { openrouterReasoning: !!p.quirks.openrouterUsage }),
   // OpenRouter takes its dialect (and reports its cost when asked); anyone else gets OpenAI's.
   finishBody: (body, p) => {
+    withoutEmptyTools(body);
     if (p.quirks.openrouterUsage) {
       return openrouterDialect(body, chatRequest.allowedToolsAsSubset);
     }
