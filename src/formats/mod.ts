@@ -80,6 +80,15 @@ export const chat: ClientFormat = {
     delete body.reasoning_effort;
     delete body.reasoning;
   },
+  samplingFields: [
+    "temperature",
+    "top_p",
+    "frequency_penalty",
+    "presence_penalty",
+    "logprobs",
+    "top_logprobs",
+    "logit_bias",
+  ],
   createEncoder: createChatEncoder,
   encodeBody: encodeChatBody,
   createPassThrough: createChatPassThrough,
@@ -137,6 +146,7 @@ export const responsesFormat: ClientFormat = {
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
   upstreamsFor: (body) => responses.upstreamsFor(body as Body),
   passThroughRequest: (body, upstreamModel) => responses.passThroughRequest(body, upstreamModel),
+  samplingFields: ["temperature", "top_p", "top_logprobs"],
   dropReasoning: (body) => {
     delete body.reasoning;
     // Encrypted reasoning asked back of a model that has none is refused with the rest.

@@ -51,6 +51,13 @@ export interface ClientFormat {
    * OpenAI answers 400 to them there, and Codex sends them to every model it does not know.
    */
   dropReasoning?(body: Record<string, unknown>): void;
+  /**
+   * Sampling fields of the client's body (named as the catalogue's `supported_parameters`
+   * names them) that are left out where the model does not take them: OpenAI answers 400 to
+   * `temperature` or `logprobs` on its reasoning models, on the same call whichever of its
+   * APIs serves it.
+   */
+  samplingFields?: readonly string[];
   createEncoder(ctx: EncodeContext): StreamEncoder;
   encodeBody: BodyEncoder;
   createPassThrough(ctx: EncodeContext): PassThroughEncoder;

@@ -223,6 +223,9 @@ export function decodeAndRoute(
   }
   format.checkModel(body, model);
   if (!takesReasoning(model)) format.dropReasoning?.(body);
+  for (const f of format.samplingFields ?? []) {
+    if (body[f] != null && !model.supported_parameters.includes(f)) delete body[f];
+  }
   const asked = format.toInternal(body, model.id);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);

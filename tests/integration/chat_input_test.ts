@@ -154,7 +154,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     const sent = upstreamBody(g);
     assert.equal(sent.seed, 42);
     assert.deepEqual(sent.x_vendor_flag, { nested: [1, 2, 3] });
-    assert.deepEqual(sent.logit_bias, { "50256": -100 });
+    assert.equal("logit_bias" in sent, false, "a reasoning model takes no logit_bias");
     assert.equal(sent.model, "gpt-5.1", "the upstream gets its own model name");
     // OpenAI answers 400 "Unknown parameter" to OpenRouter's fields: translated or dropped.
     assert.equal(sent.reasoning_effort, "low");
@@ -171,6 +171,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     assert.equal(plain.model, "gpt-4o-mini");
     assert.equal("reasoning_effort" in plain || "reasoning" in plain, false);
     assert.equal(plain.seed, 42);
+    assert.deepEqual(plain.logit_bias, { "50256": -100 });
   }));
 
 Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", () =>
@@ -267,4 +268,26 @@ Deno.test("chat input: tools: [] (every tool turned off) is sent as no tools, wh
       assert.equal(k in sent, false, k);
     }
     assert.equal((sent.messages as Obj[]).length, 1);
+  }));
+
+Deno.test("chat input: sampling settings the model does not take are left out (OpenAI's reasoning models refuse them)", () =>
+  withGateway(async (g) => {
+    const sampling = { temperature: 0.2, top_p: 0.5, logprobs: true, presence_penalty: 0.1 };
+    await client(g).chat.completions.create({
+      model: "openai/gpt-5.4",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+      reasoning_effort: "high",
+      ...sampling,
+    });
+    const reasoningModel = upstreamBody(g);
+    assert.match(g.mock.stats.calls.at(-1)!.path, /\/chat\/completions$/, "still the pass-through");
+    for (const k of Object.keys(sampling)) assert.equal(k in reasoningModel, false, k);
+    assert.equal(reasoningModel.reasoning_effort, "high");
+    await client(g).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+      ...sampling,
+    });
+    const plain = upstreamBody(g);
+    for (const [k, v] of Object.entries(sampling)) assert.equal(plain[k], v, k);
   }));
