@@ -29,8 +29,10 @@ export function createListing(catalogue: Catalogue, rates: Rates): Listing {
     ...sdkFields(alias),
   }));
   const embedding = catalogue.embeddingModels().map((m) => publicModel(m, rates));
-  const models = cachedJson(page(newestFirst([...generative, ...aliases])));
-  const embeddings = cachedJson(page(newestFirst(embedding)));
+  const allModels = newestFirst([...generative, ...aliases]);
+  const allEmbeddings = newestFirst(embedding);
+  const models = paged(allModels, cachedJson(page(allModels)));
+  const embeddings = paged(allEmbeddings, cachedJson(page(allEmbeddings)));
   const byId = new Map([...generative, ...aliases, ...embedding].map((m) => [m.id, m]));
   // Rendered on first request: most of ~500 entries are never asked for one by one.
   const one = new Map<string, (req: Request) => Response>();
@@ -51,15 +53,51 @@ export function createListing(catalogue: Catalogue, rates: Rates): Listing {
 
 /**
  * The spec's listing root, `{ data }`, with what the SDKs' list types also read: OpenAI's
- * `object: "list"`, Anthropic's page fields (one page holds every model).
+ * `object: "list"`, Anthropic's page fields (without paging parameters one page holds every
+ * model).
  */
-function page(models: PublicModel[]) {
+function page(models: PublicModel[], hasMore = false) {
   return {
     object: "list",
     data: models,
-    has_more: false,
+    has_more: hasMore,
     first_id: models[0]?.id ?? null,
     last_id: models.at(-1)?.id ?? null,
+  };
+}
+
+/** Anthropic's list parameters: at most this many a page, and this many when none is asked. */
+const PAGE_MAX = 1000;
+const PAGE_DEFAULT = 20;
+
+/**
+ * Anthropic's paging (`limit`, `after_id`, `before_id`, as its SDK's pager and hand-written
+ * loops send them); without any of them, the whole cached listing.
+ */
+function paged(all: PublicModel[], whole: (req: Request) => Response): (req: Request) => Response {
+  return (req) => {
+    const q = new URL(req.url).searchParams;
+    if (!q.has("limit") && !q.has("after_id") && !q.has("before_id")) return whole(req);
+    const asked = Number(q.get("limit") ?? PAGE_DEFAULT);
+    const limit = Number.isInteger(asked) ? Math.min(PAGE_MAX, Math.max(1, asked)) : PAGE_DEFAULT;
+    const at = (id: string | null) => id === null ? -1 : all.findIndex((m) => m.id === id);
+    const before = q.get("before_id");
+    let slice: PublicModel[];
+    let hasMore: boolean;
+    if (before !== null) {
+      const end = Math.max(0, at(before));
+      const start = Math.max(0, end - limit);
+      slice = all.slice(start, end);
+      hasMore = start > 0;
+    } else {
+      const after = q.get("after_id");
+      const start = after === null ? 0 : at(after) < 0 ? all.length : at(after) + 1;
+      slice = all.slice(start, start + limit);
+      hasMore = start + limit < all.length;
+    }
+    return new Response(JSON.stringify(page(slice, hasMore)), {
+      headers: { "content-type": "application/json", "cache-control": CACHE_CONTROL },
+    });
   };
 }
 

@@ -366,6 +366,15 @@ Deno.test("foundation: both SDKs list and retrieve models with the fields their 
     for await (const m of anthropic.models.list()) seen.push(m);
     // One page: the SDK stops on has_more false instead of asking again after last_id.
     assert.equal(seen.length, listed.length);
+    // Paged as Anthropic pages (limit, after_id): every model once, in the same order.
+    const first = await anthropic.models.list({ limit: 50 });
+    assert.equal(first.data.length, 50);
+    assert.equal(first.has_more, true);
+    const paged = [];
+    for await (const m of anthropic.models.list({ limit: 100 })) paged.push(m.id);
+    assert.deepEqual(paged, seen.map((m) => m.id));
+    const back = await anthropic.models.list({ limit: 3, before_id: seen[5].id });
+    assert.deepEqual(back.data.map((m) => m.id), seen.slice(2, 5).map((m) => m.id));
     const claude = await anthropic.models.retrieve(MESSAGES_MODEL);
     assert.equal(claude.type, "model");
     assert.equal(claude.id, MESSAGES_MODEL);
