@@ -295,8 +295,8 @@ function toolsVia(c: Candidate, slug: string): Candidate {
  * only where the model lists them (OpenAI's reasoning models answer 400 to `temperature`,
  * `top_p` and `stop`, which a Claude client may well send), and no more output than the
  * model's stated cap (Claude Code asks 32 000 of every model). Pass-through requests keep the
- * client's own fields, bar reasoning settings for a model without reasoning (`dropReasoning`:
- * Codex sends them to every model it does not know); this shapes the internal form only.
+ * client's own fields, bar reasoning and sampling settings the model does not take (left out of
+ * the body before: `dropReasoning`, `samplingFields`); this shapes the internal form only.
  */
 /** Internal sampling settings and the catalogue's names for them (`supported_parameters`). */
 const SAMPLING_PARAMS: [SamplingField, string][] = [

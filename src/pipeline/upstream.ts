@@ -16,6 +16,14 @@ export type UpstreamOutcome =
 
 const RETRYABLE = new Set([401, 402, 403, 404, 408, 409, 425, 429]);
 
+const clientGone = (): UpstreamOutcome => ({
+  ok: false,
+  retry: false,
+  status: 499,
+  body: null,
+  error: new GatewayError(499, "client closed the request"),
+});
+
 export async function send(
   c: Candidate,
   url: string,
@@ -26,15 +34,7 @@ export async function send(
   log: Logger,
 ): Promise<UpstreamOutcome> {
   // A signal that fired already fires no listener: the client is gone, nothing is asked.
-  if (clientSignal.aborted) {
-    return {
-      ok: false,
-      retry: false,
-      status: 499,
-      body: null,
-      error: new GatewayError(499, "client closed the request"),
-    };
-  }
+  if (clientSignal.aborted) return clientGone();
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(new DOMException("client went away", "AbortError"));
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
@@ -61,15 +61,7 @@ export async function send(
     };
   } catch (e) {
     clearTimeout(timer);
-    if (clientSignal.aborted) {
-      return {
-        ok: false,
-        retry: false,
-        status: 499,
-        body: null,
-        error: new GatewayError(499, "client closed the request"),
-      };
-    }
+    if (clientSignal.aborted) return clientGone();
     const timeout = (e as Error)?.name === "TimeoutError" ||
       String(abort.signal.reason?.name) === "TimeoutError";
     log.log("warn", timeout ? "upstream did not answer in time" : "upstream unreachable", {
