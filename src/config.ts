@@ -6,7 +6,8 @@ import { z } from "zod";
  * (`OPENAI_API_KEY`, …) are not here: the providers file names the variable each provider
  * reads, so keys never pass through a config object that might be logged.
  */
-const decimal = z.string().regex(/^\d+(\.\d+)?$/, "a non-negative decimal such as 92.5");
+const decimal = (example: string) =>
+  z.string().regex(/^\d+(\.\d+)?$/, `a non-negative decimal such as ${example}`);
 const optionalUrl = z.string().url().optional();
 /** A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly). */
 const serviceUrl = (schemes: string[]) =>
@@ -29,13 +30,15 @@ const schema = z.object({
   REDIS_URL: serviceUrl(["redis", "rediss"]),
   BLOB_URL: z.string().min(1).optional(),
   PUBLIC_BASE_URL: optionalUrl,
-  USD_RUB: decimal.refine((v) => Number(v) > 0, "a positive decimal such as 92.5").default("92.5"),
-  MARKUP: decimal.default("0.05"),
+  USD_RUB: decimal("92.5").refine((v) => Number(v) > 0, "a positive decimal such as 92.5").default(
+    "92.5",
+  ),
+  MARKUP: decimal("0.05").default("0.05"),
   KEY_PREFIX: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, "lowercase letters and digits").default(
     "tg",
   ),
   ADMIN_TOKEN: z.string().min(16, "at least 16 characters").optional(),
-  DEMO_BALANCE_RUB: decimal.refine(
+  DEMO_BALANCE_RUB: decimal("1000").refine(
     (v) => Number(v) <= DEMO_BALANCE_MAX_RUB && !/\.\d{10}/.test(v),
     `at most ${DEMO_BALANCE_MAX_RUB} roubles, with at most 9 decimals`,
   ).default("1000"),

@@ -119,8 +119,14 @@ async function start() {
     );
     console.log(demo.key);
   } else {
+    // The CLI finds the store the way this process did: the same DATA_DIR or DATABASE_URL.
+    const storeEnv = cfg.DATABASE_URL
+      ? "DATABASE_URL=… "
+      : cfg.DATA_DIR !== "./data"
+      ? `DATA_DIR=${cfg.DATA_DIR} `
+      : "";
     console.log(
-      `Demo account ${demo.accountId} exists. Make another key with: deno task admin key create --account ${demo.accountId}`,
+      `Demo account ${demo.accountId} exists. Make another key with: ${storeEnv}deno task admin key create --account ${demo.accountId}`,
     );
   }
 

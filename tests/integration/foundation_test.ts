@@ -925,6 +925,10 @@ Deno.test({
             const hint = s.lines.find((l) => l.includes("deno task admin key create"));
             assert.ok(hint, `a hint in ${JSON.stringify(s.lines)}`);
             assert.ok(hint.includes(accountId), "the hint names the account");
+            assert.ok(
+              hint.includes(`DATA_DIR=${dataDir} deno task admin`),
+              `names the store: ${hint}`,
+            );
 
             const models = await fetch(`${s.url}/v1/models`, {
               headers: { authorization: `Bearer ${key}` },
