@@ -407,11 +407,12 @@ const ZERO_USAGE = toMessagesUsage({});
 /**
  * The upstream's SSE text goes out untouched except `message_delta`, which is held back and
  * released by `end` with `usage.cost` and `usage.cost_details` added (the only frame
- * re-serialised), followed by whatever came after it (`message_stop`). `message_start` keeps
- * the provider's model name: the spec says clients must not compare it. An upstream
- * `event: error` is not forwarded: `end` writes the gateway's own, sanitised one.
+ * re-serialised), followed by whatever came after it (`message_stop`). `message_start` names
+ * the requested slug, as the body and every other stream do (a client that reuses `model`
+ * must get a name the gateway takes), with zero usage where the upstream gave none. An
+ * upstream `event: error` is not forwarded: `end` writes the gateway's own, sanitised one.
  */
-export function createMessagesPassThrough(_ctx: EncodeContext): PassThroughEncoder {
+export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncoder {
   let held: string | undefined;
   let after = "";
   return {
@@ -425,11 +426,15 @@ export function createMessagesPassThrough(_ctx: EncodeContext): PassThroughEncod
         held = ev.data;
         return "";
       }
-      if (ev.event === "message_start" && !ev.data.includes('"usage"')) {
+      if (ev.event === "message_start") {
         const start = parseObject(ev.data);
         const message = start?.message;
         if (typeof message === "object" && message !== null) {
-          return frame("message_start", { ...start, message: { ...message, usage: ZERO_USAGE } });
+          const m = message as Record<string, unknown>;
+          return frame("message_start", {
+            ...start,
+            message: { ...m, model: ctx.model, usage: m.usage ?? ZERO_USAGE },
+          });
         }
       }
       return ev.raw;

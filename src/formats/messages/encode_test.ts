@@ -287,16 +287,21 @@ function passThrough(sse: string): string {
 }
 
 for (const scenario of ["text", "thinking", "tool_use", "cache_usage"]) {
-  Deno.test(`pass-through: ${scenario} is byte-exact except message_delta, which gains the cost and any token count it lacks`, () => {
+  Deno.test(`pass-through: ${scenario} is byte-exact except message_start (the slug) and message_delta, which gains the cost and any token count it lacks`, () => {
     const sse = read(`${scenario}.sse`);
     const out = passThrough(sse);
+    /** message_start, what lies between, message_delta, the rest. */
     const cut = (s: string) => {
+      const a = s.indexOf("\n\n", s.indexOf("event: message_start")) + 2;
       const i = s.indexOf("event: message_delta");
       const j = s.indexOf("\n\n", i) + 2;
-      return [s.slice(0, i), s.slice(i, j), s.slice(j)];
+      return [s.slice(0, a), s.slice(a, i), s.slice(i, j), s.slice(j)];
     };
-    const [beforeIn, deltaIn, afterIn] = cut(sse);
-    const [beforeOut, deltaOut, afterOut] = cut(out);
+    const data = (frame: string) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6));
+    const [startIn, beforeIn, deltaIn, afterIn] = cut(sse);
+    const [startOut, beforeOut, deltaOut, afterOut] = cut(out);
+    const start = data(startIn);
+    assert.deepEqual(data(startOut), { ...start, message: { ...start.message, model: ctx.model } });
     assert.equal(beforeOut, beforeIn);
     assert.equal(afterOut, afterIn);
     const dataIn = JSON.parse(deltaIn.slice(deltaIn.indexOf("data: ") + 6));
@@ -325,7 +330,9 @@ Deno.test("pass-through: an upstream error is replaced by the gateway's own erro
       '"message":"upstream provider is overloaded, retry later"}}\n\n',
   ));
   const cut = passThrough(read("cut_stream.sse"));
-  assert.ok(cut.startsWith(read("cut_stream.sse").slice(0, 100)));
+  const original = read("cut_stream.sse");
+  const afterStart = (s: string) => s.slice(s.indexOf("\n\n") + 2);
+  assert.ok(afterStart(cut).startsWith(afterStart(original).slice(0, 100)));
   assert.match(cut, /event: error\ndata: \{"type":"error","error":\{"type":"api_error",/);
 });
 
