@@ -80,20 +80,32 @@ async function runEmbedded(
     if (reply) return reply;
   }
   // No server answers: open the directory ourselves, unless some live process holds it.
-  const fresh = !(await Deno.stat(`${dataDir}/pg`).then(() => true, () => false));
+  const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+  const dirExisted = await exists(dataDir);
+  const fresh = !(await exists(`${dataDir}/pg`));
   const release = await acquireDirLock(dataDir);
+  let lookedAmiss = false;
   try {
     return await runLocal(() => openStore({ dataDir }), argv, keyPrefix);
   } catch (e) {
     // A command that failed on a directory this very run created most likely looked in the
     // wrong place (a server started with another DATA_DIR): say where it looked.
     if (!fresh) throw e;
+    lookedAmiss = true;
     const error = e instanceof Error ? e.message : String(e);
     throw new Error(
       `${error} (${dataDir} held no gateway data before this command: is DATA_DIR the gateway's?)`,
     );
   } finally {
     await release();
+    // ...and leaves nothing there: an empty store in the wrong place would only mislead.
+    if (lookedAmiss) {
+      await (dirExisted
+        ? Promise.all(
+          [`${dataDir}/pg`, `${dataDir}/pg.lock`].map((p) => Deno.remove(p, { recursive: true })),
+        )
+        : Deno.remove(dataDir, { recursive: true })).catch(() => {});
+    }
   }
 }
 

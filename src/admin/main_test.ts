@@ -69,6 +69,17 @@ Deno.test("cli embedded: a failure on a directory with no data yet says where it
       a.err[0],
       /no such account: acc_x \(.*elsewhere held no gateway data before this command: is DATA_DIR the gateway's\?\)/,
     );
+    await assert.rejects(
+      Deno.stat(`${dir}/elsewhere`),
+      Deno.errors.NotFound,
+      "nothing is left there",
+    );
+    // A directory that was there (empty of gateway data) keeps what it held, and no store.
+    await Deno.mkdir(`${dir}/kept`);
+    await Deno.writeTextFile(`${dir}/kept/notes.txt`, "mine");
+    const b = io({ DATA_DIR: `${dir}/kept` });
+    assert.equal(await cli(["balance", "--account", "acc_x"], b.io), 1);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/kept`)].map((e) => e.name), ["notes.txt"]);
   });
 });
 
