@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { describeError, withoutPassword } from "./lib/describe_error.ts";
 
 /**
  * Every setting comes from the environment and is validated here, once, at start. A bad
@@ -79,12 +80,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return r.data;
 }
 
-/** A URL's password (`scheme://user:secret@host`) is masked wherever a URL is shown. */
-export function withoutPassword(text: string): string {
-  // Up to the last "@": a generated password may hold "/", "?", "#" and "@" itself.
-  return text.replace(/(\/\/[^:/?#@\s]*:)\S*@/g, "$1***@");
-}
-
 export function loadConfig(): Config {
   return parseConfig(Deno.env.toObject());
 }
@@ -101,21 +96,4 @@ export async function startStep<T>(what: string, fn: () => T | Promise<T>): Prom
     if (e instanceof ConfigError) throw e;
     throw new ConfigError(`${what ? withoutPassword(what) + ": " : ""}${describeError(e)}`);
   }
-}
-
-/** One line for an error: a validation error's first issue with its path, else the message. */
-export function describeError(e: unknown): string {
-  if (e instanceof z.ZodError) {
-    const issue = e.issues[0];
-    const path = issue.path.map((p) => typeof p === "number" ? `[${p}]` : `.${String(p)}`)
-      .join("").replace(/^\./, "");
-    const more = e.issues.length > 1 ? ` (and ${e.issues.length - 1} more)` : "";
-    return `${path ? path + ": " : ""}${issue.message}${more}`;
-  }
-  const err = e as { message?: unknown; cause?: unknown };
-  const message = typeof err?.message === "string" && err.message ? err.message : String(e);
-  const line = (message.split("\n").find((l) => l.trim()) ?? message).trim();
-  // fetch says only "fetch failed"; what failed (refused, DNS, TLS) is in its cause.
-  const cause = err?.cause ? describeError(err.cause) : "";
-  return withoutPassword(cause && !line.includes(cause) ? `${line}: ${cause}` : line);
 }

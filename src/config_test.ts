@@ -108,7 +108,7 @@ Deno.test("config: USD_RUB=0 is rejected (a zero rate would make every model fre
 });
 
 Deno.test("config: a URL's password is masked whole, whatever characters it holds", async () => {
-  const { withoutPassword } = await import("./config.ts");
+  const { withoutPassword } = await import("./lib/describe_error.ts");
   for (const pw of ["s3cr/t", "p@ss", "a?b#c", "plain"]) {
     const shown = withoutPassword(`DATABASE_URL=postgres://app:${pw}@db:5432/tg: connect failed`);
     assert.equal(shown, "DATABASE_URL=postgres://app:***@db:5432/tg: connect failed", pw);

@@ -4,7 +4,8 @@
  * limits across isolates. Holds stay in the store one by one (no leased wallet): an isolate
  * can be evicted at any moment, and settlements gathered in memory would go unbilled.
  */
-import { type Config, ConfigError, describeError, loadConfig } from "./config.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { describeError } from "./lib/describe_error.ts";
 import { buildGateway, type Gateway, sweep } from "./server.ts";
 import { type EnvelopeFamily, renderError } from "./http/envelopes.ts";
 import { GatewayError } from "./http/gateway_error.ts";

@@ -2,7 +2,8 @@
  * Start-up: config → store → catalogue → providers → Deno.serve. Embedded by default
  * (PGlite under DATA_DIR); PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { ConfigError, describeError, loadConfig, startStep } from "./config.ts";
+import { ConfigError, loadConfig, startStep } from "./config.ts";
+import { describeError } from "./lib/describe_error.ts";
 import { buildGateway, sweep } from "./server.ts";
 import { createOperatorHandler } from "./admin/operator_api.ts";
 import {

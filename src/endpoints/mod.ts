@@ -9,7 +9,7 @@
  */
 import type { Route } from "../app.ts";
 import type { AppContext } from "../pipeline/context.ts";
-import { GatewayError } from "../http/gateway_error.ts";
+import { clientClosed, GatewayError } from "../http/gateway_error.ts";
 import type { Candidate } from "../providers/routing.ts";
 import { PROTOCOL } from "../providers/protocols/mod.ts";
 import { lingering, recordOutcome, send } from "../pipeline/upstream.ts";
@@ -141,7 +141,7 @@ async function tryCandidates<T>(
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch (e) {
       if (req.signal.aborted) {
-        return { ok: false, error: new GatewayError(499, "client closed the request") };
+        return { ok: false, error: clientClosed() };
       }
       recordOutcome(app.breakers, c, false);
       last = timedOut

@@ -69,6 +69,9 @@ export const noProvider = (slug: string) =>
     retryAfter: 5,
   });
 
+/** The client left before its answer (nginx's 499): nobody reads this error; it names the end. */
+export const clientClosed = () => new GatewayError(499, "client closed the request");
+
 export const internalError = (message = "internal gateway error") =>
   new GatewayError(500, message, { code: "INTERNAL_ERROR", type: "api_error" });
 

@@ -26,6 +26,7 @@ import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
 import {
   badRequest,
+  clientClosed,
   GatewayError,
   internalError,
   isGatewayError,
@@ -558,8 +559,6 @@ function closeAtNoCost(
   return m;
 }
 
-const clientClosed = () => new GatewayError(499, "client closed the request");
-
 /** The client left during an attempt; its meter has settled. Nobody reads this answer. */
 function cancelled(hold: Hold): Response {
   return new Response(null, { status: 499, headers: { "x-generation-id": hold.generationId } });
@@ -673,7 +672,7 @@ async function startStream(
     upstream.cancel().catch(() => {});
     if (clientSignal.aborted) {
       meter.settle("cancelled");
-      return { retry: false, error: new GatewayError(499, "client closed the request") };
+      return { retry: false, error: clientClosed() };
     }
     const error = first?.type === "error"
       ? first.error

@@ -1,9 +1,9 @@
-import { GatewayError } from "../http/gateway_error.ts";
+import { clientClosed, GatewayError } from "../http/gateway_error.ts";
 import { OUR_CREDIT } from "../formats/upstream_errors.ts";
 import type { Candidate } from "../providers/routing.ts";
 import type { Breakers } from "../providers/routing.ts";
 import type { Level, Logger } from "../lib/log.ts";
-import { describeError } from "../config.ts";
+import { describeError } from "../lib/describe_error.ts";
 
 /**
  * One HTTP call to one candidate, with the first-byte timeout. Failures are classified with a
@@ -21,7 +21,7 @@ const clientGone = (): UpstreamOutcome => ({
   retry: false,
   status: 499,
   body: null,
-  error: new GatewayError(499, "client closed the request"),
+  error: clientClosed(),
 });
 
 export async function send(
