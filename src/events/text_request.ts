@@ -128,7 +128,18 @@ export type ToolChoice =
 export type ResponseFormat =
   | { type: "text" }
   | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+  | {
+    type: "json_schema";
+    name: string;
+    schema: Record<string, unknown>;
+    strict?: boolean;
+    /**
+     * The model holds its answer to a schema itself (the catalogue's `structured_outputs`):
+     * an upstream whose API asks for it separately (Anthropic's) is sent the schema natively
+     * rather than an instruction.
+     */
+    constrained?: boolean;
+  };
 
 export interface ReasoningSettings {
   /** OpenAI-style effort; mapped to a budget for vendors that take one. */

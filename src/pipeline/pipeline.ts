@@ -330,6 +330,10 @@ function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
       req[field] = undefined;
     }
   }
+  const rf = req.responseFormat;
+  if (rf?.type === "json_schema" && model.supported_parameters.includes("structured_outputs")) {
+    req.responseFormat = { ...rf, constrained: true };
+  }
   const cap = model.max_completion_tokens;
   if (cap && req.maxTokens !== undefined && req.maxTokens > cap) req.maxTokens = cap;
   return req;

@@ -50,7 +50,7 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
       for (const [i, c] of calls.entries()) {
         assert.ok(c.type === "function");
         assert.match(c.id, /\S/);
-        assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
+        assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock q ${i + 1}` });
       }
       const usage = r.usage as unknown as { cost: number; completion_tokens: number };
       assert.ok(usage.completion_tokens > 0);
@@ -90,7 +90,7 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
         for (const i of [0, 1]) {
           const p = pieces.get(i)!;
           assert.ok(p.length > 1, `arguments of call ${i} arrive in several chunks`);
-          assert.deepEqual(JSON.parse(p.join("")), { q: `mock query ${i + 1}` });
+          assert.deepEqual(JSON.parse(p.join("")), { q: `mock q ${i + 1}` });
         }
         assert.equal(typeof usage?.cost, "number");
         assert.ok((usage!.cost as number) > 0);
@@ -119,7 +119,7 @@ async function streamHelper(model: string, includeUsage: boolean) {
     assert.equal(calls.length, 2);
     for (const [i, c] of calls.entries()) {
       assert.ok(c.type === "function");
-      assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock query ${i + 1}` });
+      assert.deepEqual(JSON.parse(c.function.arguments), { q: `mock q ${i + 1}` });
     }
     assert.deepEqual(done.map((d) => d.name), ["get_weather", "get_time"]);
     // Either way the final completion carries the usage and its cost.

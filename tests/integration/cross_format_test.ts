@@ -238,7 +238,7 @@ Deno.test("cross-format: chat SDK tool calls against the anthropic upstream (non
     const call = calls[0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
     assert.equal(call.type, "function");
     assert.equal(call.function.name, "get_weather");
-    assert.deepEqual(JSON.parse(call.function.arguments), { q: "mock query 1" });
+    assert.deepEqual(JSON.parse(call.function.arguments), { q: "mock q 1" });
 
     // Streaming, two parallel calls: the argument fragments assemble per index.
     const stream = await c.chat.completions.create({
@@ -305,7 +305,7 @@ Deno.test("cross-format: messages SDK streaming with tools against an openai-res
     assert.equal((final.content[0] as { text: string }).text, "tok0 tok1");
     const use = final.content.find((b) => b.type === "tool_use");
     assert.ok(use && use.type === "tool_use");
-    assert.deepEqual(use.input, { q: "mock query 1" });
+    assert.deepEqual(use.input, { q: "mock q 1" });
     await g.mock.idle();
     const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
     assert.equal(g.mock.stats.calls[0].protocol, "responses");

@@ -279,7 +279,7 @@ for (const u of UPSTREAMS) {
       const use = first.content.find((b) => b.type === "tool_use");
       assert.ok(use && use.type === "tool_use");
       assert.equal(use.name, "get_weather");
-      assert.deepEqual(use.input, { q: "mock query 1" });
+      assert.deepEqual(use.input, { q: "mock q 1" });
       assert.ok(use.id.length > 0);
 
       const second = await c.messages.create({
@@ -331,7 +331,7 @@ for (const u of UPSTREAMS) {
       const use = final.content.find((b) => b.type === "tool_use");
       assert.ok(use && use.type === "tool_use");
       assert.equal(use.name, "get_weather");
-      assert.deepEqual(use.input, { q: "mock query 1" });
+      assert.deepEqual(use.input, { q: "mock q 1" });
     }, upstreamOpts(u));
   });
 }
@@ -371,8 +371,8 @@ for (const u of UPSTREAMS) {
       const uses = blocks.filter((b) => b.type === "tool_use");
       assert.deepEqual(uses.map((b) => b.name), ["get_weather", "get_time"]);
       assert.deepEqual(uses.map((b) => JSON.parse(b.json)), [
-        { q: "mock query 1" },
-        { q: "mock query 2" },
+        { q: "mock q 1" },
+        { q: "mock q 2" },
       ]);
       assert.equal(events.at(-2).delta.stop_reason, "tool_use");
       assert.equal(events.at(-1).type, "message_stop");

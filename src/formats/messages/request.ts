@@ -39,6 +39,7 @@ import type {
 import { isObject, parseObject, str, strings } from "../json.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
+import { anthropicOutputSchema } from "./output_schema.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -374,8 +375,10 @@ const JSON_OBJECT_INSTRUCTION =
  * what it expresses differently is translated:
  * - `temperature` is clamped to [0, 1]: chat allows up to 2, Anthropic rejects above 1, and
  *   refusing a request the client's own format allows would be worse than the nearest value;
- * - `responseFormat` json_object / json_schema becomes a system instruction: the messages API
- *   has no JSON mode (structured outputs are model-dependent), an instruction works on all;
+ * - `responseFormat` json_schema goes as `output_config.format` where the model holds its answer
+ *   to a schema (`constrained`), the schema rewritten to the subset Anthropic takes
+ *   (output_schema.ts); json_object, and a schema elsewhere, become a system instruction:
+ *   the messages API has no JSON mode, and an instruction works on every model;
  * - without a client `max_tokens`, the model's cap (`modelCap`): a client that names none
  *   (Codex) expects the model's whole answer, not a truncation at a gateway default — for a
  *   non-streaming call at most NON_STREAMING_MAX_TOKENS;
@@ -419,7 +422,15 @@ export function fromInternal(
   }
 
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: maxTokens };
-  const system = systemBlocks(req);
+  const rf = req.responseFormat;
+  // Anthropic refuses a schema beside a prefill (a last assistant message): it is asked for
+  // in words there.
+  const prefill = req.messages.at(-1)?.role === "assistant";
+  const schema = rf?.type === "json_schema" && rf.constrained && !prefill
+    ? anthropicOutputSchema(rf.schema)
+    : undefined;
+  if (schema) body.output_config = { format: { type: "json_schema", schema } };
+  const system = systemBlocks(req, schema === undefined);
   if (system.length > 0) body.system = system;
   body.messages = messagesOut(req.messages);
 
@@ -519,9 +530,10 @@ function samplingOut(req: TextRequest, body: Record<string, unknown>): void {
   if (req.topK !== undefined) body.top_k = req.topK;
 }
 
-function systemBlocks(req: TextRequest): Record<string, unknown>[] {
+/** `instructed`: the answer's format, if any, is asked for in words (not sent natively). */
+function systemBlocks(req: TextRequest, instructed: boolean): Record<string, unknown>[] {
   const blocks = req.system.filter((p) => p.text !== "").map(textOut);
-  const rf = req.responseFormat;
+  const rf = instructed ? req.responseFormat : undefined;
   if (rf?.type === "json_object") blocks.push({ type: "text", text: JSON_OBJECT_INSTRUCTION });
   if (rf?.type === "json_schema") {
     blocks.push({

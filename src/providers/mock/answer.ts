@@ -8,6 +8,7 @@
  * "hidden": it still counts, and is charged with the first content event.
  */
 import type { Controls } from "./controls.ts";
+import { instanceOf } from "./instance.ts";
 import { fnv1a } from "./util.ts";
 
 export interface MockDefaults {
@@ -65,11 +66,24 @@ export interface AnswerInput {
   promptTokens: number;
   /** The request's output cap (max_tokens and the like), if any. */
   maxTokens: unknown;
-  /** Function names declared by the request, in order. */
-  toolNames: string[];
+  /** Functions declared by the request, in order, with their parameters' schemas. */
+  tools: DeclaredTool[];
+  /**
+   * The shape the request asks the answer to take: a JSON schema (structured outputs), or
+   * `"json_object"` (JSON mode). The answer is then JSON that fits it.
+   */
+  format?: Record<string, unknown> | "json_object";
   /** Whether this format shows reasoning as deltas for this request. */
   showReasoning: boolean;
 }
+
+export interface DeclaredTool {
+  name: string;
+  schema?: unknown;
+}
+
+/** Characters per delta of a JSON answer. */
+const jsonChunkChars = 4;
 
 /** Reasoning tokens when the request asks for visible reasoning but no marker says how many. */
 const reasoningDefault = 4;
@@ -103,6 +117,16 @@ export function buildAnswer(a: AnswerInput): Answer {
   let text: string[];
   if (c.echo) {
     text = split(a.raw, echoChunkChars);
+  } else if (a.format !== undefined && toolCount === 0) {
+    const json = a.format === "json_object"
+      ? { answer: answerText(c.tokens ?? a.defaults.tokens) }
+      : instanceOf(a.format);
+    text = split(JSON.stringify(json), jsonChunkChars);
+    const cap = a.maxTokens;
+    if (typeof cap === "number" && cap >= 0 && text.length > cap) {
+      text = text.slice(0, Math.floor(cap));
+      finish = "length";
+    }
   } else {
     let n = c.tokens ?? (toolCount > 0 ? 0 : a.defaults.tokens);
     const cap = a.maxTokens;
@@ -122,9 +146,9 @@ export function buildAnswer(a: AnswerInput): Answer {
   const tools: ToolCall[] = [];
   for (let i = 0; i < toolCount; i++) {
     const name = i === 0
-      ? c.tool ?? a.toolNames[0] ?? "mock_tool"
-      : a.toolNames[i] ?? tools[0].name;
-    const args = JSON.stringify({ q: `mock query ${i + 1}` });
+      ? c.tool ?? a.tools[0]?.name ?? "mock_tool"
+      : a.tools[i]?.name ?? tools[0].name;
+    const args = JSON.stringify(argumentsFor(a.tools.find((t) => t.name === name)?.schema, i + 1));
     tools.push({ name, args, chunks: split(args, Math.ceil(args.length / 4)) });
   }
 
@@ -151,6 +175,19 @@ export function buildAnswer(a: AnswerInput): Answer {
     },
     reportUsage: c.usage !== false,
   };
+}
+
+/**
+ * A call's arguments: made up to fit the tool's parameters where they name any (a client may
+ * validate them), else the fixed `{"q": "mock query <n>"}`.
+ */
+function argumentsFor(schema: unknown, n: number): unknown {
+  const s = schema as { properties?: unknown; additionalProperties?: unknown } | undefined;
+  const props = s?.properties;
+  if (typeof props === "object" && props !== null && Object.keys(props).length > 0) {
+    return instanceOf(schema, n);
+  }
+  return s?.additionalProperties === false ? {} : { q: `mock query ${n}` };
 }
 
 /** Splits `s` into pieces of `size` UTF-16 units, never inside a surrogate pair. */

@@ -3,14 +3,26 @@
  * which endpoint and how markers turn into faults and delays.
  */
 import { buildAnswer, type MockDefaults } from "./answer.ts";
-import { chatStream, chatToolNames, chatWhole } from "./chat.ts";
+import { chatFormat, chatStream, chatTools, chatWhole } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
 import { vendorError } from "./errors.ts";
 import { imageRequest, imagesBody, imageUsage } from "./images.ts";
-import { messagesStream, messagesToolNames, messagesWhole, wantsThinking } from "./messages.ts";
+import {
+  messagesFormat,
+  messagesStream,
+  messagesTools,
+  messagesWhole,
+  wantsThinking,
+} from "./messages.ts";
 import { errorPlan, type Plan, streamPlan, wholePlan } from "./plan.ts";
-import { responsesStream, responsesToolNames, responsesWhole, wantsSummary } from "./responses.ts";
+import {
+  responsesFormat,
+  responsesStream,
+  responsesTools,
+  responsesWhole,
+  wantsSummary,
+} from "./responses.ts";
 import { promptTokens } from "./util.ts";
 
 export type Protocol = "chat" | "messages" | "responses" | "embeddings" | "images";
@@ -103,11 +115,16 @@ function textPlan(p: PlanInput): Plan {
       : protocol === "messages"
       ? body.max_tokens
       : body.max_output_tokens,
-    toolNames: protocol === "chat"
-      ? chatToolNames(body)
+    tools: protocol === "chat"
+      ? chatTools(body)
       : protocol === "messages"
-      ? messagesToolNames(body)
-      : responsesToolNames(body),
+      ? messagesTools(body)
+      : responsesTools(body),
+    format: protocol === "chat"
+      ? chatFormat(body)
+      : protocol === "messages"
+      ? messagesFormat(body)
+      : responsesFormat(body),
     showReasoning: protocol === "messages"
       ? wantsThinking(body)
       : protocol === "responses"

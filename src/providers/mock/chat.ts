@@ -5,7 +5,7 @@
  * `stream_options.include_usage` is set, then `data: [DONE]\n\n`. Chunks carry an
  * `obfuscation` padding field like the real ones.
  */
-import type { Answer, Finish } from "./answer.ts";
+import type { Answer, AnswerInput, DeclaredTool, Finish } from "./answer.ts";
 import { Frames, type StreamParts } from "./plan.ts";
 import { alnum, CREATED, obj, q } from "./util.ts";
 
@@ -126,10 +126,19 @@ export function chatWhole(a: Answer): string {
   return JSON.stringify(out);
 }
 
-/** Function names declared in a chat request's `tools`. */
-export function chatToolNames(body: Record<string, unknown>): string[] {
+/** Functions declared in a chat request's `tools`. */
+export function chatTools(body: Record<string, unknown>): DeclaredTool[] {
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.map((t) => obj(obj(t).function).name).filter((n): n is string =>
-    typeof n === "string"
-  );
+  return tools.flatMap((t) => {
+    const f = obj(obj(t).function);
+    return typeof f.name === "string" ? [{ name: f.name, schema: f.parameters }] : [];
+  });
+}
+
+/** The answer's shape a chat request asks for (`response_format`). */
+export function chatFormat(body: Record<string, unknown>): AnswerInput["format"] {
+  const f = obj(body.response_format);
+  if (f.type === "json_object") return "json_object";
+  const schema = obj(f.json_schema).schema;
+  return f.type === "json_schema" ? obj(schema) : undefined;
 }

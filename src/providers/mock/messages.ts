@@ -8,7 +8,7 @@
  * Anthropic's `input_tokens` is the uncached part only; cache reads and writes are reported
  * beside it.
  */
-import type { Answer, Finish } from "./answer.ts";
+import type { Answer, AnswerInput, DeclaredTool, Finish } from "./answer.ts";
 import { Frames, type StreamParts } from "./plan.ts";
 import { alnum, obj, q } from "./util.ts";
 
@@ -206,8 +206,20 @@ export function messagesWhole(a: Answer): string {
   return JSON.stringify(out);
 }
 
-/** Tool names declared in a messages request's `tools`. */
-export function messagesToolNames(body: Record<string, unknown>): string[] {
+/** Tools declared in a messages request's `tools`. */
+export function messagesTools(body: Record<string, unknown>): DeclaredTool[] {
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.map((t) => obj(t).name).filter((n): n is string => typeof n === "string");
+  return tools.flatMap((t) => {
+    const d = obj(t);
+    return typeof d.name === "string" ? [{ name: d.name, schema: d.input_schema }] : [];
+  });
+}
+
+/**
+ * The answer's shape a messages request asks for: `output_config.format`, or the
+ * structured-outputs beta's `output_format`.
+ */
+export function messagesFormat(body: Record<string, unknown>): AnswerInput["format"] {
+  const f = obj(obj(body.output_config).format ?? body.output_format);
+  return f.type === "json_schema" ? obj(f.schema) : undefined;
 }

@@ -6,7 +6,7 @@
  * content part and output_text deltas, function_call with arguments deltas), then
  * response.completed (or response.incomplete for `length`/`content_filter`).
  */
-import type { Answer } from "./answer.ts";
+import type { Answer, AnswerInput, DeclaredTool } from "./answer.ts";
 import { Frames, type StreamParts } from "./plan.ts";
 import { alnum, CREATED, obj, q } from "./util.ts";
 
@@ -295,8 +295,18 @@ export function responsesWhole(a: Answer, body: Record<string, unknown>): string
   );
 }
 
-/** Function names declared in a responses request's `tools`. */
-export function responsesToolNames(body: Record<string, unknown>): string[] {
+/** Functions declared in a responses request's `tools`. */
+export function responsesTools(body: Record<string, unknown>): DeclaredTool[] {
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.map((t) => obj(t).name).filter((n): n is string => typeof n === "string");
+  return tools.flatMap((t) => {
+    const d = obj(t);
+    return typeof d.name === "string" ? [{ name: d.name, schema: d.parameters }] : [];
+  });
+}
+
+/** The answer's shape a responses request asks for (`text.format`). */
+export function responsesFormat(body: Record<string, unknown>): AnswerInput["format"] {
+  const f = obj(obj(body.text).format);
+  if (f.type === "json_object") return "json_object";
+  return f.type === "json_schema" ? obj(f.schema) : undefined;
 }

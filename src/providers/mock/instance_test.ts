@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { instanceOf } from "./instance.ts";
+
+Deno.test("instance: a value that fits the schema's types, enums, formats, bounds and refs", () => {
+  const v = instanceOf({
+    type: "object",
+    properties: {
+      city: { type: "string" },
+      unit: { enum: ["c", "f"] },
+      days: { type: "integer", minimum: 3, maximum: 7 },
+      ratio: { type: "number", exclusiveMaximum: 0 },
+      at: { type: "string", format: "date-time" },
+      code: { type: "string", minLength: 12, maxLength: 12 },
+      tags: { type: "array", items: { type: "string" }, minItems: 2 },
+      maybe: { anyOf: [{ type: "null" }, { type: "boolean" }] },
+      kind: { const: "fixed" },
+      pet: { $ref: "#/$defs/Pet" },
+      list: { type: ["array", "null"], items: { type: "integer" } },
+    },
+    $defs: { Pet: { type: "object", properties: { name: { type: "string" } } } },
+  }, 2);
+  assert.deepEqual(v, {
+    city: "mock city 2",
+    unit: "c",
+    days: 3,
+    ratio: -0.5,
+    at: "2026-01-01T00:00:00Z",
+    code: "mock code 2x",
+    tags: ["mock tags 2", "mock tags 2"],
+    maybe: true,
+    kind: "fixed",
+    pet: { name: "mock name 2" },
+    list: [1],
+  });
+});
+
+Deno.test("instance: a recursive schema ends instead of looping", () => {
+  const v = instanceOf({
+    type: "object",
+    properties: { next: { $ref: "#" } },
+  }) as Record<string, unknown>;
+  let depth = 0;
+  for (let at: unknown = v; at && typeof at === "object"; at = (at as { next?: unknown }).next) {
+    depth++;
+  }
+  assert.ok(depth > 1 && depth < 20, `depth ${depth}`);
+});
