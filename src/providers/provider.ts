@@ -122,6 +122,18 @@ const providerSchema = z.strictObject({
    * effort even when none is asked.
    */
   responsesForTools: z.array(z.string()).default([]),
+  /**
+   * Slug patterns the provider does not serve although `serves` takes them: Anthropic's
+   * `-fast` entries are its fast mode, a setting of the base model billed at six times its
+   * price, not a model name its API knows.
+   */
+  skips: z.array(z.string()).default([]),
+  /**
+   * Slug patterns of Anthropic models that think only adaptively: they refuse a thinking
+   * budget (`thinking.type` "enabled"), and are sent `{type: "adaptive"}` with
+   * `output_config.effort` instead.
+   */
+  adaptiveThinking: z.array(z.string()).default([]),
   quirks: z.strictObject({ openrouterUsage: z.boolean().optional() }).default({}),
 });
 
@@ -205,6 +217,7 @@ export function upstreamNameFor(provider: ProviderSpec, slug: string): string | 
   const explicit = provider.models[slug];
   if (explicit) return explicit;
   if (!provider.serves.some((p) => matches(p, slug))) return undefined;
+  if (provider.skips.some((p) => globMatch(p, slug))) return undefined;
   // A `:variant` (`:batch`, `:free`, `:thinking`) is an aggregator's offer at its own price:
   // only a provider that takes the whole slug serves it. A vendor's own API knows no such
   // name, and would bill its full price for a variant listed cheaper.

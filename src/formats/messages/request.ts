@@ -393,6 +393,7 @@ export function fromInternal(
   req: TextRequest,
   upstreamModel: string,
   modelCap?: number,
+  adaptive = false,
 ): Record<string, unknown> {
   // A whole (non-streaming) answer must come within the ten minutes Anthropic allows one:
   // without a client max_tokens it is not asked for more than that time holds.
@@ -444,7 +445,13 @@ export function fromInternal(
     const tc = toolChoiceOut(req.toolChoice, req.parallelToolCalls);
     if (tc) body.tool_choice = tc;
   }
-  if (budget !== undefined) {
+  if (budget !== undefined && adaptive) {
+    // The model decides how much to think; the effort steers it. The budget above still
+    // sized max_tokens, so that thinking does not eat the answer.
+    body.thinking = { type: "adaptive" };
+    const effort = adaptiveEffort(req.reasoning, budget);
+    body.output_config = { ...(body.output_config as object | undefined), effort };
+  } else if (budget !== undefined) {
     body.thinking = { type: "enabled", budget_tokens: budget };
   } else {
     samplingOut(req, body);
@@ -510,6 +517,18 @@ function anthropicReasoning(p: ReasoningPart): Record<string, unknown>[] {
   }
   const signature = forAnthropic(p.signature);
   return signature ? [{ type: "thinking", thinking: p.text, signature }] : [];
+}
+
+/**
+ * `output_config.effort` for a model that thinks adaptively: the client's effort, or the one
+ * whose budget covers the budget it set. Internal `xhigh` is Anthropic's `max`, the highest
+ * every adaptive model takes.
+ */
+function adaptiveEffort(r: ReasoningSettings | undefined, budget: number): string {
+  const effort = r?.effort ??
+    (["low", "medium", "high"] as const).find((e) => budget <= THINKING_BUDGET_BY_EFFORT[e]) ??
+    "xhigh";
+  return effort === "minimal" ? "low" : effort === "xhigh" ? "max" : effort;
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {

@@ -3,7 +3,7 @@
  * format folder. A provider names the protocols it speaks; many providers share one.
  */
 import type { UpstreamProtocol } from "../../formats/text_format.ts";
-import type { Protocol, Provider } from "../provider.ts";
+import { globMatch, type Protocol, type Provider } from "../provider.ts";
 import * as chatRequest from "../../formats/chat/request.ts";
 import { createChatDecoder, decodeChatBody } from "../../formats/chat/decode.ts";
 import { decodeChatError } from "../../formats/chat/errors.ts";
@@ -95,7 +95,13 @@ const anthropicMessages: UpstreamProtocol = {
     if (beta) h.set("anthropic-beta", beta);
     return h;
   },
-  fromInternal: (req, model, _p, outputCap) => messages.fromInternal(req, model, outputCap),
+  fromInternal: (req, model, p, outputCap) =>
+    messages.fromInternal(
+      req,
+      model,
+      outputCap,
+      p.adaptiveThinking.some((g) => globMatch(g, req.model)),
+    ),
   createDecoder: messages.createMessagesDecoder,
   decodeBody: messages.decodeMessagesBody,
   decodeError: messages.decodeMessagesError,

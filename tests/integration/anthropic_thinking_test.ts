@@ -1,0 +1,89 @@
+/**
+ * Claude models that think only adaptively (the provider's `adaptiveThinking`): a transcoded
+ * call asking for reasoning reaches Anthropic as `thinking: {type: "adaptive"}` with
+ * `output_config.effort`, never a budget they refuse; older models keep their budget; and a
+ * `-fast` slug (Anthropic's fast mode, a setting rather than a model name) goes to the
+ * aggregator, never to Anthropic under a name it does not know.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { type TestGateway, withGateway } from "../helpers/gateway.ts";
+
+const openai = (g: TestGateway) => new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+
+type Sent = {
+  thinking?: { type: string; budget_tokens?: number };
+  output_config?: { effort?: string; format?: unknown };
+};
+
+Deno.test("adaptive thinking: an effort on Claude Opus 4.7 goes as adaptive thinking with that effort", async () => {
+  await withGateway(async (g) => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ reasoning_effort: "high" }, "high"],
+      [{ reasoning_effort: "minimal" }, "low"],
+      [{ reasoning_effort: "xhigh" }, "max"],
+      // OpenRouter's reasoning budget: the effort whose budget covers it.
+      [{ reasoning: { max_tokens: 3000 } }, "medium"],
+    ];
+    for (const [extra, effort] of cases) {
+      g.mock.reset();
+      await openai(g).chat.completions.create({
+        model: "anthropic/claude-opus-4.7",
+        messages: [{ role: "user", content: "Think. [[mock:tokens=2]]" }],
+        ...extra,
+      } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+      const call = g.mock.stats.calls[0];
+      assert.equal(call.protocol, "messages");
+      const body = call.body as Sent;
+      assert.deepEqual(body.thinking, { type: "adaptive" }, JSON.stringify(extra));
+      assert.equal(body.output_config?.effort, effort, JSON.stringify(extra));
+    }
+  });
+});
+
+Deno.test("adaptive thinking: the responses API on Claude Opus 4.7 with a schema keeps both the format and the effort", async () => {
+  await withGateway(async (g) => {
+    await openai(g).responses.create({
+      model: "anthropic/claude-opus-4.7",
+      input: "Think.",
+      reasoning: { effort: "low" },
+      text: {
+        format: {
+          type: "json_schema",
+          name: "out",
+          schema: { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+        },
+      },
+    });
+    const body = g.mock.stats.calls[0].body as Sent;
+    assert.deepEqual(body.thinking, { type: "adaptive" });
+    assert.equal(body.output_config?.effort, "low");
+    assert.ok(body.output_config?.format, "the schema is kept beside the effort");
+  });
+});
+
+Deno.test("adaptive thinking: Claude Sonnet 4.5 keeps a thinking budget", async () => {
+  await withGateway(async (g) => {
+    await openai(g).chat.completions.create({
+      model: "anthropic/claude-sonnet-4.5",
+      messages: [{ role: "user", content: "Think. [[mock:tokens=2]]" }],
+      reasoning_effort: "high",
+    });
+    const body = g.mock.stats.calls[0].body as Sent;
+    assert.equal(body.thinking?.type, "enabled");
+    assert.ok((body.thinking?.budget_tokens ?? 0) >= 1024);
+    assert.equal(body.output_config, undefined);
+  });
+});
+
+Deno.test("fast mode: a -fast Claude slug is served by the aggregator under its own slug", async () => {
+  await withGateway(async (g) => {
+    await openai(g).chat.completions.create({
+      model: "anthropic/claude-opus-4.7-fast",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+    });
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "chat");
+    assert.equal((call.body as { model: string }).model, "anthropic/claude-opus-4.7-fast");
+  });
+});
