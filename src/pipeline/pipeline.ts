@@ -426,7 +426,9 @@ async function attempt(
   for (const c of call.candidates) {
     tried = c;
     const proto = textProtocol(c.protocol);
-    const pass = c.protocol === call.format.sameProtocol;
+    // Stop sequences the gateway keeps need the answer decoded: such a call is transcoded even
+    // to its own format (the body would carry what the model refuses).
+    const pass = c.protocol === call.format.sameProtocol && !call.keptStop;
     // OpenAI-format upstreams take tool names of 64 characters at most (see tool_names.ts).
     const renamed = !pass && c.protocol !== "anthropic-messages"
       ? withShortToolNames(call.request)
