@@ -356,6 +356,21 @@ export interface ResponsesRequest {
   [k: string]: unknown;
 }
 
+/**
+ * Built-in tools OpenAI bills apart from the tokens the usage reports (per image, per
+ * container, per search of a vector store), or whose state lives in the OpenAI account the
+ * gateway calls with: the gateway could neither meter them nor give the client its own
+ * files and containers. Each is a 400 naming the tool.
+ */
+const UNMETERED_TOOLS: Record<string, string> = {
+  image_generation: "OpenAI bills its images apart from the tokens the gateway meters; " +
+    "generate images with /v1/images/generations",
+  code_interpreter: "OpenAI bills its containers apart from the tokens the gateway meters, " +
+    "and keeps them in an account the gateway does not share with you",
+  file_search: "its vector stores live in an OpenAI account the gateway does not share with " +
+    "you, and OpenAI bills its searches apart from the tokens the gateway meters",
+};
+
 /** Fields that name server-side state; each is rejected while it holds a value. */
 const STATEFUL: [field: string, why: string][] = [
   [
@@ -386,6 +401,13 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
     const b = body as Record<string, unknown>;
     for (const [field, why] of STATEFUL) {
       if (b[field] !== undefined && b[field] !== null) throw badRequest(`${field} ${why}`);
+    }
+    if (Array.isArray(b.tools)) {
+      for (const t of b.tools) {
+        const type = (t as { type?: unknown } | null)?.type;
+        const why = typeof type === "string" ? UNMETERED_TOOLS[type] : undefined;
+        if (why) throw badRequest(`tool ${type} is not supported: ${why}`);
+      }
     }
     if (b.background === true) {
       throw badRequest(

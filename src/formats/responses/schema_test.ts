@@ -154,9 +154,7 @@ Deno.test("schema: every documented input shape is accepted", () => {
       { type: "custom", name: "apply_patch", format: { type: "grammar", syntax: "lark" } },
       { type: "web_search" },
       { type: "web_search_preview" },
-      { type: "file_search", vector_store_ids: ["vs_1"] },
-      { type: "code_interpreter", container: { type: "auto" } },
-      { type: "image_generation" },
+      { type: "mcp", server_label: "docs", server_url: "https://example.com/mcp" },
       { type: "local_shell" },
     ],
     tool_choice: { type: "function", name: "f" },
@@ -256,4 +254,21 @@ Deno.test("validate: a tool choice may name only declared tools", () => {
     },
     /^tool_choice\.tools\[1\] names the custom tool "h"/,
   );
+});
+
+Deno.test("responses schema: built-in tools billed apart from tokens are refused, naming the tool", () => {
+  for (const tool of ["image_generation", "code_interpreter", "file_search"]) {
+    assert.throws(
+      () =>
+        validateResponsesRequest({
+          model: "openai/gpt-5.4",
+          input: "x",
+          tools: [{ type: "function", name: "f", parameters: { type: "object" } }, { type: tool }],
+        }),
+      (e: unknown) => {
+        const err = e as { status: number; message: string };
+        return err.status === 400 && err.message.startsWith(`tool ${tool} is not supported`);
+      },
+    );
+  }
 });

@@ -1,8 +1,11 @@
 /**
- * Chat's `stop` on a model that takes none (OpenAI's reasoning models refuse it): the call is
- * not passed through with the field the upstream would refuse, but transcoded to the same
- * API, with the gateway keeping the sequences — streaming or not, as a messages client's
- * `stop_sequences` are kept.
+ * What reaches the upstream of a call in the client's own format:
+ * - chat's `stop` on a model that takes none (OpenAI's reasoning models refuse it) is not
+ *   passed through in a body the upstream would refuse: the call is transcoded to the same
+ *   API, with the gateway keeping the sequences, streaming or not, as a messages client's
+ *   `stop_sequences` are kept;
+ * - settings a vendor bills at other than the catalogue's prices (`service_tier`, `speed`,
+ *   `inference_geo`) are left out.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -57,5 +60,46 @@ Deno.test("chat stop on a model that takes it stays a pass-through", async () =>
     });
     assert.equal(r.choices[0].finish_reason, "stop");
     assert.deepEqual((g.mock.stats.calls[0].body as { stop?: unknown }).stop, [" tok3"]);
+  });
+});
+
+Deno.test("pass-through: settings billed at other than the catalogue's prices do not reach the upstream", async () => {
+  await withGateway(async (g) => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${g.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => {
+        assert.equal(r.status, 200, await r.clone().text());
+        await r.body?.cancel();
+      });
+    await post("/v1/chat/completions", {
+      model: "openai/gpt-4o-mini",
+      service_tier: "priority",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=1]]" }],
+    });
+    await post("/v1/responses", {
+      model: "openai/gpt-4o-mini",
+      service_tier: "flex",
+      input: "Hi [[mock:tokens=1]]",
+    });
+    await post("/v1/messages", {
+      model: "anthropic/claude-opus-4.6",
+      max_tokens: 16,
+      speed: "fast",
+      inference_geo: "us",
+      service_tier: "auto",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=1]]" }],
+    });
+    await g.mock.idle();
+    const calls = g.mock.stats.calls;
+    assert.deepEqual(calls.map((c) => c.protocol), ["chat", "responses", "messages"]);
+    for (const c of calls) {
+      const body = c.body as Record<string, unknown>;
+      for (const k of ["service_tier", "speed", "inference_geo"]) {
+        assert.equal(body[k], undefined, `${c.protocol} ${k}`);
+      }
+    }
   });
 });
