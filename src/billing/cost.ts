@@ -64,7 +64,8 @@ function price(prices: PriceTable, key: string): Dec {
  * billed at `internal_reasoning` when the model lists it, else as ordinary output. Cache
  * writes with a one-hour lifetime are billed at `input_cache_write_1h` when listed (Anthropic
  * charges them 2× input against 1.25× for five minutes), else as ordinary writes. Web
- * searches the upstream ran are billed per search at `web_search`.
+ * searches the upstream ran are billed per search at `web_search`. Audio tokens are billed at
+ * `audio` (input) and `audio_output` when the model lists them.
  */
 export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
   const input = usage.input ?? 0;
@@ -74,6 +75,14 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
   const output = usage.output ?? 0;
   const reasoningPrice = price(prices, "internal_reasoning");
   const reasoning = isZero(reasoningPrice) ? 0 : Math.min(usage.reasoning ?? 0, output);
+  // Audio at its own prices where the model lists them (else as text), never more of it than
+  // the uncached input and the output that are not reasoning.
+  const audioInPrice = price(prices, "audio");
+  const audioOutPrice = price(prices, "audio_output");
+  const audioIn = isZero(audioInPrice)
+    ? 0
+    : Math.min(usage.audioInput ?? 0, Math.max(0, input - cacheRead - cacheWrite));
+  const audioOut = isZero(audioOutPrice) ? 0 : Math.min(usage.audioOutput ?? 0, output - reasoning);
   const prompt = price(prices, "prompt");
   const readPrice = price(prices, "input_cache_read");
   const listedWrite = price(prices, "input_cache_write");
@@ -81,8 +90,18 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
   const listedWrite1h = price(prices, "input_cache_write_1h");
   const write1hPrice = isZero(listedWrite1h) ? writePrice : listedWrite1h;
   const parts: Record<string, Dec> = {
-    upstream_inference_input_cost: mulInt(prompt, Math.max(0, input - cacheRead - cacheWrite)),
-    upstream_inference_output_cost: mulInt(price(prices, "completion"), output - reasoning),
+    upstream_inference_input_cost: mulInt(
+      prompt,
+      Math.max(0, input - cacheRead - cacheWrite - audioIn),
+    ),
+    upstream_inference_output_cost: mulInt(
+      price(prices, "completion"),
+      output - reasoning - audioOut,
+    ),
+    upstream_inference_audio_cost: add(
+      mulInt(audioInPrice, audioIn),
+      mulInt(audioOutPrice, audioOut),
+    ),
     upstream_inference_cache_read_cost: mulInt(isZero(readPrice) ? prompt : readPrice, cacheRead),
     upstream_inference_cache_write_cost: add(
       mulInt(writePrice, cacheWrite - cacheWrite1h),
@@ -162,8 +181,13 @@ export function estimateHold(
   rates: Rates,
   webSearches = 0,
 ): bigint {
-  const inPrice = dearest(prices, ["prompt", "input_cache_write", "input_cache_write_1h"]);
-  const outPrice = dearest(prices, ["completion", "internal_reasoning"]);
+  // An audio model (one that lists an audio output price) may take and give audio at its
+  // audio prices throughout. Other models' audio input prices (Gemini's, served through a
+  // router that reports its own cost) are not held for: every text call would be held at them.
+  const audioModel = !isZero(price(prices, "audio_output"));
+  const inKeys = ["prompt", "input_cache_write", "input_cache_write_1h"];
+  const inPrice = dearest(prices, audioModel ? [...inKeys, "audio"] : inKeys);
+  const outPrice = dearest(prices, ["completion", "internal_reasoning", "audio_output"]);
   // Every search's results join the input the upstream bills (Anthropic, and OpenAI's search
   // content tokens), on top of the per-search price.
   const input = promptTokens + webSearches * SEARCH_RESULT_TOKENS;

@@ -124,3 +124,40 @@ Deno.test("web searches are billed per search at the web_search price, and held 
   assert.equal(estimateHold(1000, 500, table, rates, 2), 7_947_500_000n);
   assert.equal(estimateHold(1000, 500, table, rates), 247_500_000n);
 });
+
+Deno.test("audio tokens are billed at the audio prices of an audio model, and held for", () => {
+  // An audio model: text 1e-6 / 2e-6, audio 1e-5 in and 4e-5 out.
+  const table = {
+    prompt: "0.000001",
+    completion: "0.000002",
+    audio: "0.00001",
+    audio_output: "0.00004",
+  };
+  // Input: 600 text + 400 audio; output: 100 text + 200 audio.
+  // 600×1e-6 + 400×1e-5 + 100×2e-6 + 200×4e-5 = 0.0128 USD → 1.28 RUB ×1.1
+  const r = computeCost(
+    { input: 1000, output: 300, audioInput: 400, audioOutput: 200 },
+    table,
+    rates,
+  );
+  assert.equal(r.nano, 1_408_000_000n);
+  assert.equal(r.details.upstream_inference_audio_cost, 1.2);
+  // Without audio prices (a text model) audio counts as text; figures past the totals are capped.
+  assert.equal(
+    computeCost({ input: 1000, output: 300, audioInput: 400, audioOutput: 200 }, {
+      prompt: "0.000001",
+      completion: "0.000002",
+    }, rates).nano,
+    computeCost({ input: 1000, output: 300 }, { prompt: "0.000001", completion: "0.000002" }, rates)
+      .nano,
+  );
+  assert.equal(
+    computeCost({ input: 10, output: 0, audioInput: 50 }, table, rates).nano,
+    computeCost({ input: 10, output: 0, audioInput: 10 }, table, rates).nano,
+  );
+  // The hold of an audio model is at its audio prices: 1000×1e-5 + 300×4e-5 = 0.022 USD.
+  assert.equal(estimateHold(1000, 300, table, rates), 2_420_000_000n);
+  // A model with an audio input price only (Gemini's) is held at its text prices.
+  const gemini = { prompt: "0.000001", completion: "0.000002", audio: "0.00001" };
+  assert.equal(estimateHold(1000, 300, gemini, rates), 176_000_000n);
+});

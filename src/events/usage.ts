@@ -23,6 +23,13 @@ export interface Usage {
   cacheWrite1h?: number;
   reasoning?: number;
   /**
+   * The parts of `input` and `output` that were audio (OpenAI's audio models:
+   * `prompt_tokens_details.audio_tokens`, `completion_tokens_details.audio_tokens`), billed at
+   * the catalogue's `audio` and `audio_output` prices, several times the text ones.
+   */
+  audioInput?: number;
+  audioOutput?: number;
+  /**
    * Web searches the upstream ran for this call (Anthropic's
    * `server_tool_use.web_search_requests`, responses' `web_search_call` items), billed per
    * search at the catalogue's `web_search` price.

@@ -204,6 +204,8 @@ const TOKEN_FIGURES = [
   "cacheWrite",
   "cacheWrite1h",
   "reasoning",
+  "audioInput",
+  "audioOutput",
   "webSearches",
 ] as const;
 /** The largest figure the store's token columns hold. */

@@ -9,6 +9,8 @@
  * | prompt_tokens_details.cached_tokens             | cacheRead    |
  * | prompt_tokens_details.cache_write_tokens (OR)   | cacheWrite   |
  * | completion_tokens_details.reasoning_tokens      | reasoning    |
+ * | prompt_tokens_details.audio_tokens              | audioInput   |
+ * | completion_tokens_details.audio_tokens          | audioOutput  |
  * | cost (OpenRouter, USD number)                   | costUsd      |
  */
 import type { CostReport } from "../../events/event.ts";
@@ -26,11 +28,17 @@ const CHAT_USAGE: UsageFields = {
   cacheRead: ["prompt_tokens_details", "cached_tokens"],
   cacheWrite: ["prompt_tokens_details", "cache_write_tokens"],
   reasoning: ["completion_tokens_details", "reasoning_tokens"],
+  audioInput: ["prompt_tokens_details", "audio_tokens"],
+  audioOutput: ["completion_tokens_details", "audio_tokens"],
 };
 
 /** An upstream chat usage object → internal usage; fields not reported stay undefined. */
 export function usageFromChat(raw: unknown): Usage | undefined {
-  return readUsage(raw, CHAT_USAGE);
+  const u = readUsage(raw, CHAT_USAGE);
+  // Every OpenAI usage reports audio, nearly always 0: a text call's usage keeps its shape.
+  if (u?.audioInput === 0) delete u.audioInput;
+  if (u?.audioOutput === 0) delete u.audioOutput;
+  return u;
 }
 
 /** The chat usage object the gateway reports: token figures plus `cost` and `cost_details`. */
