@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import { type Catalogue, type CatalogueModel, STANDARD_PRICE_KEYS } from "./catalogue.ts";
-import { publicPricing, type Rates } from "./pricing.ts";
+import { publicPrice, publicPricing, type Rates } from "./pricing.ts";
+
+/** A price as the catalogue writes one (USD, plain decimal). */
+const PRICE = /^\d+(\.\d+)?$/;
 
 /**
  * GET /v1/models and GET /v1/embeddings/models. The catalogue is fixed for the life of the
@@ -104,12 +107,29 @@ function paged(all: PublicModel[], whole: (req: Request) => Response): (req: Req
 /**
  * The spec's Model object, field for field, prices in roubles with markup, then the fields
  * the SDKs' model types declare (OpenAI's `object`, `owned_by`; Anthropic's `type`,
- * `display_name`, `created_at`). Seed-only fields (image capabilities, dimensions, tiered
- * prices, output cap) are for the gateway, not shown.
+ * `display_name`, `created_at`). Seed-only fields (image capabilities, dimensions, output cap)
+ * are for the gateway, not shown; prices beyond the spec's keys and tiers are (in `pricing`).
  */
 export function publicModel(m: CatalogueModel, rates: Rates) {
   const usd: Record<string, string> = {};
   for (const key of STANDARD_PRICE_KEYS) usd[key] = m.pricing[key] ?? "0";
+  // The other prices the model is billed at (one-hour cache writes, audio, image output),
+  // where it has them: a customer can check every debit against the listing.
+  for (const [key, v] of Object.entries(m.pricing)) {
+    if (!(key in usd) && typeof v === "string" && PRICE.test(v)) usd[key] = v;
+  }
+  const pricing: Record<string, unknown> = publicPricing(usd, rates);
+  // Tiers (long prompts, hours of the day) that replace some prices, as OpenRouter lists
+  // them: their prices in roubles, their conditions as they are.
+  if (m.pricing_overrides?.length) {
+    pricing.overrides = m.pricing_overrides.map((tier) =>
+      Object.fromEntries(
+        Object.entries(tier).map((
+          [k, v],
+        ) => [k, typeof v === "string" && PRICE.test(v) ? publicPrice(v, rates) : v]),
+      )
+    );
+  }
   return {
     id: m.id,
     canonical_slug: m.canonical_slug,
@@ -123,7 +143,7 @@ export function publicModel(m: CatalogueModel, rates: Rates) {
       tokenizer: m.architecture.tokenizer,
       instruct_type: m.architecture.instruct_type,
     },
-    pricing: publicPricing(usd, rates),
+    pricing,
     per_request_limits: m.per_request_limits,
     supported_parameters: m.supported_parameters,
     ...sdkFields(m),

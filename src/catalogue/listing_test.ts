@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Catalogue, type SeedModel } from "./catalogue.ts";
 import { createListing, matchesNoneMatch } from "./listing.ts";
-import type { Rates } from "./pricing.ts";
+import { publicPrice, type Rates } from "./pricing.ts";
 
 const rates: Rates = { usdRub: "92.5", markup: "0.05" };
 const catalogue = await Catalogue.load();
@@ -28,6 +28,15 @@ const PRICE_KEYS = [
   "internal_reasoning",
   "input_cache_read",
   "input_cache_write",
+];
+/** Prices beyond the spec's that some models are billed at. */
+const EXTRA_PRICE_KEYS = [
+  "image_output",
+  "image_token",
+  "audio",
+  "audio_output",
+  "input_audio_cache",
+  "input_cache_write_1h",
 ];
 
 type Json = Record<string, unknown>;
@@ -78,8 +87,15 @@ function assertModel(m: Json) {
   assert.equal(typeof arch.tokenizer, "string");
   assert.ok(arch.instruct_type === null || typeof arch.instruct_type === "string");
   const pricing = m.pricing as Json;
-  assert.deepEqual(Object.keys(pricing), PRICE_KEYS, String(m.id));
-  for (const v of Object.values(pricing)) assert.match(v as string, /^-?\d+(\.\d{1,18})?$/);
+  // The spec's keys, in its order; then the other prices the model has, and its tiers.
+  const keys = Object.keys(pricing);
+  assert.deepEqual(keys.slice(0, PRICE_KEYS.length), PRICE_KEYS, String(m.id));
+  for (const k of keys.slice(PRICE_KEYS.length)) {
+    assert.ok(EXTRA_PRICE_KEYS.includes(k) || k === "overrides", `${m.id} ${k}`);
+  }
+  for (const [k, v] of Object.entries(pricing)) {
+    if (k !== "overrides") assert.match(v as string, /^-?\d+(\.\d{1,18})?$/);
+  }
   assert.ok(m.per_request_limits === null || typeof m.per_request_limits === "object");
   assert.ok((m.supported_parameters as unknown[]).every((x) => typeof x === "string"));
 }
@@ -221,4 +237,23 @@ Deno.test("If-None-Match parsing: lists, wildcard, weak tags, junk", () => {
   assert.equal(matchesNoneMatch(`abc`, tag), false);
   assert.equal(matchesNoneMatch(`"abcd"`, tag), false);
   assert.equal(matchesNoneMatch(``, tag), false);
+});
+
+Deno.test("GET /v1/models shows the prices beyond the spec's keys and the tiers a debit uses", async () => {
+  const models = await data(listing.models(get("/v1/models")));
+  const sonnet = models.find((m) => m.id === "anthropic/claude-sonnet-4.5")!;
+  const pricing = sonnet.pricing as Json & { overrides: Json[] };
+  const seed = catalogue.resolve("anthropic/claude-sonnet-4.5")!;
+  assert.equal(
+    pricing.input_cache_write_1h,
+    publicPrice(seed.pricing.input_cache_write_1h!, rates),
+  );
+  const tier = pricing.overrides.find((t) => t.min_prompt_tokens === 200_000)!;
+  assert.ok(tier, "the long-context tier is listed");
+  // Twice the base prompt price, in roubles with the markup, as the debit computes it.
+  assert.equal(tier.prompt, publicPrice(String(Number(seed.pricing.prompt) * 2), rates));
+  assert.equal(tier.prompt, publicPrice(String(seed.pricing_overrides![0].prompt), rates));
+  // A model without tiers lists none.
+  const mini = models.find((m) => m.id === "openai/gpt-4o-mini")!;
+  assert.equal((mini.pricing as Json).overrides, undefined);
 });

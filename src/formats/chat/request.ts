@@ -23,7 +23,6 @@ import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
 import { isPdfDataUrl } from "../../events/text_request.ts";
-import { withoutPricedSettings } from "../priced_settings.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -472,12 +471,10 @@ function openrouterReasoning(r: ReasoningSettings): Obj | undefined {
 
 /**
  * Chat client → openai-chat upstream: the client's body as sent, `model` set to the
- * upstream's name, usage asked for on streams (the meter needs it), and no setting that would
- * bill the call at other than its catalogue price (priced_settings.ts).
+ * upstream's name, and usage asked for on streams (the meter needs it). Nothing else changes.
  */
 export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
   const out: Obj = { ...body, model: upstreamModel };
-  withoutPricedSettings(out);
   if (body.stream === true) {
     const so = body.stream_options;
     out.stream_options = so !== null && typeof so === "object"

@@ -40,7 +40,6 @@ import { isObject, parseObject, str, strings } from "../json.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
 import { anthropicOutputSchema } from "./output_schema.ts";
-import { withoutPricedSettings } from "../priced_settings.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -724,15 +723,14 @@ function toolChoiceOut(
 // Pass-through
 
 /**
- * The client's body for a same-protocol upstream: `model` changes, priced settings go
- * (priced_settings.ts), and what Anthropic would refuse in a history is mended (below).
+ * The client's body for a same-protocol upstream: `model` changes, and what Anthropic would
+ * refuse in a history is mended (below).
  */
 export function passThroughRequest(
   body: Record<string, unknown>,
   upstreamModel: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: upstreamModel };
-  withoutPricedSettings(out);
   if (Array.isArray(body.messages) && body.messages.some(hasForeignSearch)) {
     out.messages = body.messages.map((m) => hasForeignSearch(m) ? withoutForeignSearch(m) : m);
   }

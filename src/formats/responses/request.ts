@@ -54,7 +54,6 @@ import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
 import { forOpenAI } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { strings } from "../json.ts";
-import { withoutPricedSettings } from "../priced_settings.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -405,7 +404,6 @@ function webSearchOf(tools: unknown): WebSearch | undefined {
  */
 export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: string): Obj {
   const out: Obj = { ...body, model: upstreamModel, store: false };
-  withoutPricedSettings(out);
   if (typeof out.user === "string") out.user = upstreamUser(out.user);
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input) && input.some(unsendableReasoning)) {

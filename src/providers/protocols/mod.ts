@@ -34,11 +34,14 @@ function openrouterDialect(
 
 /**
  * A provider whose calls are billed from the price table is asked for its standard tier:
- * OpenAI's priority processing costs about twice the catalogue's price (flex about half), and
- * its answer does not say what it cost. (OpenRouter reports what it charged, tier included.)
+ * OpenAI's priority processing costs about twice the catalogue's price (flex about half),
+ * Anthropic's fast mode (`speed`) six times, its in-region inference (`inference_geo`) more,
+ * and neither answer says what it cost. (OpenRouter reports what it charged, tier included.)
  */
 function standardTier(body: Record<string, unknown>) {
   delete body.service_tier;
+  delete body.speed;
+  delete body.inference_geo;
 }
 
 /**
@@ -102,6 +105,7 @@ const anthropicMessages: UpstreamProtocol = {
       outputCap,
       p.adaptiveThinking.some((g) => globMatch(g, req.model)),
     ),
+  finishBody: (body) => standardTier(body),
   createDecoder: messages.createMessagesDecoder,
   decodeBody: messages.decodeMessagesBody,
   decodeError: messages.decodeMessagesError,
