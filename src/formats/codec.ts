@@ -37,6 +37,11 @@ export interface EncodeContext {
   request?: TextRequest;
   /** The client's original body (responses echo fields like `instructions`, `tools`). */
   clientBody?: Record<string, unknown>;
+  /**
+   * The gateway's count of the prompt's tokens: a stream's opening usage where the upstream
+   * reports its own only at the end (Claude Code shows the count as the answer streams).
+   */
+  promptTokens?: number;
 }
 
 /**

@@ -422,6 +422,7 @@ async function attempt(
     created: Math.floor(Date.now() / 1000),
     request: call.request,
     clientBody: call.body,
+    promptTokens: call.promptTokens,
   };
   for (const c of call.candidates) {
     tried = c;

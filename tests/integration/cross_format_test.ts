@@ -590,3 +590,29 @@ Deno.test("cross-format: a chat client keeps Claude's thinking on across a tool 
     assert.equal((streamed[0] as Record<string, unknown>).format, "anthropic-claude-v1");
   });
 });
+
+Deno.test("cross-format: a messages stream from a chat upstream opens with the gateway's prompt count", async () => {
+  await withGateway(async (g) => {
+    const res = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-4o-mini",
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: "user", content: "Count the words of this prompt. [[mock:tokens=2]]" }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+      JSON.parse(l.slice(6))
+    );
+    const start = events.find((e) => e.type === "message_start");
+    const delta = events.find((e) => e.type === "message_delta");
+    // The chat upstream reports usage only at the end; message_start carries the gateway's
+    // own count rather than 0, and message_delta the upstream's figures.
+    assert.ok(start.message.usage.input_tokens > 0, JSON.stringify(start.message.usage));
+    assert.equal(start.message.usage.output_tokens, 0);
+    assert.ok(delta.usage.input_tokens > 0);
+  }, { providers: ALL_VIA_CHAT });
+});

@@ -83,9 +83,16 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      // Input may still be unknown here (an openai-chat upstream reports usage last): 0 then,
-      // and the final message_delta carries the full usage.
-      usage: { ...toMessagesUsage(usage), output_tokens: 0 },
+      // Input may still be unknown here (an openai-chat upstream reports usage last): the
+      // gateway's own count then, and the final message_delta carries the upstream's figures.
+      usage: {
+        ...toMessagesUsage(
+          usage.input === undefined && ctx.promptTokens !== undefined
+            ? { ...usage, input: ctx.promptTokens }
+            : usage,
+        ),
+        output_tokens: 0,
+      },
     };
     return frame("message_start", { type: "message_start", message }) + PING;
   }
