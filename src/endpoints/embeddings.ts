@@ -21,6 +21,7 @@ import {
 } from "../formats/embeddings/response.ts";
 import { decodeEmbeddingsError } from "../formats/embeddings/errors.ts";
 import { callCandidates, Closer } from "./mod.ts";
+import { generationHeaders } from "../http/generation_headers.ts";
 
 /**
  * The hold counts each token twice: the gateway's count is ~4 characters per token, and a
@@ -57,7 +58,10 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
     amount: holdAmount,
   });
   const closer = new Closer(app, hold);
-  const headers = { "content-type": "application/json", "x-generation-id": hold.generationId };
+  const headers = {
+    "content-type": "application/json",
+    ...generationHeaders(hold.generationId),
+  };
   try {
     const result = await callCandidates(app, candidates, req, {
       path: () => "/embeddings",
@@ -109,7 +113,7 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
     }
     // After the hold, errors name the generation too (its history row says what happened).
     if (e instanceof GatewayError) {
-      return renderError("coded", e, { "x-generation-id": hold.generationId });
+      return renderError("coded", e, generationHeaders(hold.generationId));
     }
     throw e;
   }

@@ -49,6 +49,7 @@ import { parseDataUrl, sniffImageType, toDataUrl } from "../formats/images/mime.
 import { decodeEmbeddingsError } from "../formats/embeddings/errors.ts";
 import { blobsOf, callCandidates, Closer } from "./mod.ts";
 import { fileUrl, ownFileId, publicBase } from "./files.ts";
+import { generationHeaders } from "../http/generation_headers.ts";
 
 /** The qualities whose token counts the cost table knows. */
 const QUALITIES = new Set(["low", "medium", "high"]);
@@ -134,7 +135,10 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   }
 
   const closer = new Closer(app, hold);
-  const headers = { "content-type": "application/json", "x-generation-id": hold.generationId };
+  const headers = {
+    "content-type": "application/json",
+    ...generationHeaders(hold.generationId),
+  };
   try {
     const needInline = candidates.some((c) => c.protocol === "openai-images");
     const refs = await resolveReferences(app, req, call, needInline);
@@ -232,7 +236,7 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     // After the hold, errors name the generation too (its history row says what happened).
     if (isGatewayError(e)) {
       return renderError("coded", timeoutAsProviderError(e), {
-        "x-generation-id": hold.generationId,
+        ...generationHeaders(hold.generationId),
       });
     }
     throw e;

@@ -48,6 +48,7 @@ import { StreamStage } from "./stream_stage.ts";
 import { streamToClient } from "./respond.ts";
 import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
 import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
+import { generationHeaders } from "../http/generation_headers.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -83,7 +84,7 @@ export async function handleText(
     return await runUpstream(call, hold, req, app, startedAt);
   } catch (e) {
     const err = isGatewayError(e) ? e : unexpected(e, app);
-    const headers: HeadersInit = hold ? { "x-generation-id": hold.generationId } : {};
+    const headers: HeadersInit = hold ? generationHeaders(hold.generationId) : {};
     if (err.code === "RATE_LIMITED" && err.status === 429) {
       return renderRateLimited(err.retryAfter ?? 1);
     }
@@ -482,7 +483,7 @@ async function attempt(
     meter.provider = c.provider.id;
     meter.upstreamModel = c.upstreamModel;
     app.quota.watch?.(hold.generationId, () => meter.checkpoint());
-    const headers = { "x-generation-id": hold.generationId };
+    const headers = generationHeaders(hold.generationId);
     const answer: Answer = {
       call,
       proto,
@@ -568,7 +569,7 @@ function closeAtNoCost(
 
 /** The client left during an attempt; its meter has settled. Nobody reads this answer. */
 function cancelled(hold: Hold): Response {
-  return new Response(null, { status: 499, headers: { "x-generation-id": hold.generationId } });
+  return new Response(null, { status: 499, headers: generationHeaders(hold.generationId) });
 }
 
 type Attempt =
