@@ -66,6 +66,8 @@ export interface AnswerInput {
   promptTokens: number;
   /** The request's output cap (max_tokens and the like), if any. */
   maxTokens: unknown;
+  /** Tool results the request carries (the steps of an agent's loop so far). */
+  toolResults: number;
   /** Functions declared by the request, in order, with their parameters' schemas. */
   tools: DeclaredTool[];
   /**
@@ -111,7 +113,8 @@ export function answerText(n: number): string {
 
 export function buildAnswer(a: AnswerInput): Answer {
   const c = a.controls;
-  const toolCount = c.tools ?? (c.tool !== undefined ? 1 : 0);
+  const asked = c.tools ?? (c.tool !== undefined ? 1 : 0);
+  const toolCount = c.steps !== undefined && a.toolResults >= c.steps ? 0 : asked;
   let finish: Finish = toolCount > 0 ? "tool" : "stop";
 
   let text: string[];

@@ -23,7 +23,7 @@ import {
   responsesWhole,
   wantsSummary,
 } from "./responses.ts";
-import { promptTokens } from "./util.ts";
+import { obj, promptTokens } from "./util.ts";
 
 export type Protocol = "chat" | "messages" | "responses" | "embeddings" | "images";
 
@@ -115,6 +115,7 @@ function textPlan(p: PlanInput): Plan {
       : protocol === "messages"
       ? body.max_tokens
       : body.max_output_tokens,
+    toolResults: toolResults(body, protocol),
     tools: protocol === "chat"
       ? chatTools(body)
       : protocol === "messages"
@@ -156,4 +157,22 @@ function textPlan(p: PlanInput): Plan {
     inputTokens: answer.usage.input,
     outputTokens: answer.usage.output,
   }, answer.reportUsage);
+}
+
+/** Tool results in a request: chat's `tool` messages, messages' blocks, responses' items. */
+function toolResults(body: Record<string, unknown>, protocol: Protocol): number {
+  const list = protocol === "responses" ? body.input : body.messages;
+  if (!Array.isArray(list)) return 0;
+  let n = 0;
+  for (const item of list) {
+    const m = obj(item);
+    if (protocol === "chat") {
+      if (m.role === "tool") n++;
+    } else if (protocol === "responses") {
+      if (typeof m.type === "string" && m.type.endsWith("_call_output")) n++;
+    } else if (Array.isArray(m.content)) {
+      for (const b of m.content) if (obj(b).type === "tool_result") n++;
+    }
+  }
+  return n;
 }

@@ -17,6 +17,11 @@ export interface Controls {
   tool?: string;
   /** Number of parallel tool calls. */
   tools?: number;
+  /**
+   * Call the tool only while the request holds fewer tool results than this: the marker stays
+   * in an agent's history, and without it the agent's loop would never end.
+   */
+  steps?: number;
   /** Answer this HTTP status with the vendor's error body, before any byte. */
   error?: number;
   /** After this many content events, reset the connection (no terminal event). */
@@ -86,6 +91,7 @@ const NUMERIC: Record<string, [field: keyof Controls, max: number]> = {
   first: ["first", delayMsMax],
   every: ["every", delayMsMax],
   tools: ["tools", toolsMax],
+  steps: ["steps", tokensMax],
   cut: ["cut", tokensMax],
   fail: ["fail", tokensMax],
   stall: ["stall", tokensMax],

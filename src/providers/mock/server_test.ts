@@ -698,3 +698,47 @@ Deno.test("stats over HTTP, reset, unknown path", async () => {
     assert.equal((await (await fetch(m.url + "/__mock/stats")).json()).calls.length, 0);
   });
 });
+
+Deno.test("steps=N: the tool is called until the request holds N tool results, then the answer is text", async () => {
+  await withMock(async (m) => {
+    const marker = "Do it [[mock:tool=run,steps=2,tokens=2]]";
+    const tools = [{
+      type: "function",
+      function: {
+        name: "run",
+        parameters: { type: "object", properties: { cmd: { type: "string" } } },
+      },
+    }];
+    const turn = async (messages: unknown[]) =>
+      (await (await post(m, "/v1/chat/completions", { model: "m", messages, tools })).json())
+        .choices[0];
+    const result = (id: string) => ({ role: "tool", tool_call_id: id, content: "ok" });
+    const call = (id: string) => ({
+      role: "assistant",
+      tool_calls: [{ id, type: "function", function: { name: "run", arguments: "{}" } }],
+    });
+    const first = await turn(user(marker));
+    assert.equal(first.finish_reason, "tool_calls");
+    assert.deepEqual(JSON.parse(first.message.tool_calls[0].function.arguments), {
+      cmd: "mock cmd 1",
+    });
+    const second = await turn([...user(marker), call("a"), result("a")]);
+    assert.equal(second.finish_reason, "tool_calls");
+    const third = await turn([...user(marker), call("a"), result("a"), call("b"), result("b")]);
+    assert.equal(third.finish_reason, "stop");
+    assert.equal(third.message.content, "tok0 tok1");
+
+    // Anthropic's tool_result blocks count the same way.
+    const res = await post(m, "/v1/messages", {
+      model: "m",
+      max_tokens: 64,
+      tools: [{ name: "run", input_schema: { type: "object" } }],
+      messages: [
+        { role: "user", content: "Go [[mock:tool=run,steps=1,tokens=1]]" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t", name: "run", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "ok" }] },
+      ],
+    }, ANTHROPIC);
+    assert.equal((await res.json()).stop_reason, "end_turn");
+  });
+});
