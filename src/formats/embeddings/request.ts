@@ -129,6 +129,9 @@ export function countInput(
   const form = "input must be a string, an array of strings, an array of token ids, " +
     "an array of token arrays, or an array of multimodal objects";
   if (input === undefined || input === null) throw invalid("input is required");
+  // Every provider refuses an empty text (OpenAI: "'$.input' is invalid"): a 400 here, in the
+  // gateway's words, before anything is held.
+  if (input === "") throw invalid("input must not be an empty string");
   if (typeof input === "string") {
     return { items: 1, countedTokens: estimateTokens(input), images: 0 };
   }
@@ -140,6 +143,8 @@ export function countInput(
     throw invalid(`input has ${input.length} items; at most ${embeddingItemsMax} per request`);
   }
   if (input.every((x) => typeof x === "string")) {
+    const empty = input.indexOf("");
+    if (empty >= 0) throw invalid(`input[${empty}] must not be an empty string`);
     let t = 0;
     for (const s of input as string[]) t += estimateTokens(s);
     return { items: input.length, countedTokens: t, images: 0 };

@@ -36,6 +36,9 @@ Deno.test("embeddings input: the five forms and their counted tokens", () => {
     assert.throws(() => countInput(bad), GatewayError, JSON.stringify(bad));
   }
   assert.throws(() => countInput(new Array(2049).fill("x")), /at most 2048/);
+  // Empty texts, which every provider refuses, are the gateway's 400.
+  assert.throws(() => countInput(""), /input must not be an empty string/);
+  assert.throws(() => countInput(["a", ""]), /input\[1\] must not be an empty string/);
 });
 
 Deno.test("embeddings request: model checks", () => {
