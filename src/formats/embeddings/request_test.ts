@@ -17,7 +17,7 @@ function fails(body: Record<string, unknown>, code: string, message?: RegExp) {
 
 Deno.test("embeddings input: the five forms and their counted tokens", () => {
   assert.deepEqual(countInput("abcdefgh"), { items: 1, countedTokens: 2, images: 0 });
-  assert.deepEqual(countInput(["abcd", "abcdefgh", ""]), { items: 3, countedTokens: 3, images: 0 });
+  assert.deepEqual(countInput(["abcd", "abcdefgh"]), { items: 2, countedTokens: 3, images: 0 });
   assert.deepEqual(countInput([5, 6, 7]), { items: 1, countedTokens: 3, images: 0 });
   assert.deepEqual(countInput([[1, 2], [3]]), { items: 2, countedTokens: 3, images: 0 });
   assert.deepEqual(
