@@ -180,13 +180,15 @@ export function estimateHold(
   prices: PriceTable,
   rates: Rates,
   webSearches = 0,
+  audioInput = false,
 ): bigint {
-  // An audio model (one that lists an audio output price) may take and give audio at its
-  // audio prices throughout. Other models' audio input prices (Gemini's, served through a
-  // router that reports its own cost) are not held for: every text call would be held at them.
-  const audioModel = !isZero(price(prices, "audio_output"));
+  // A prompt that carries audio is held at the audio price (Voxtral's is a thousand times
+  // its text price), as is every prompt of an audio model (one that lists an audio output
+  // price, which may answer in audio too). Other calls are not: every text call to a model
+  // that also hears (Gemini) would be held at its audio price.
+  const audio = audioInput || !isZero(price(prices, "audio_output"));
   const inKeys = ["prompt", "input_cache_write", "input_cache_write_1h"];
-  const inPrice = dearest(prices, audioModel ? [...inKeys, "audio"] : inKeys);
+  const inPrice = dearest(prices, audio ? [...inKeys, "audio"] : inKeys);
   const outPrice = dearest(prices, ["completion", "internal_reasoning", "audio_output"]);
   // Every search's results join the input the upstream bills (Anthropic, and OpenAI's search
   // content tokens), on top of the per-search price.

@@ -157,7 +157,9 @@ Deno.test("audio tokens are billed at the audio prices of an audio model, and he
   );
   // The hold of an audio model is at its audio prices: 1000×1e-5 + 300×4e-5 = 0.022 USD.
   assert.equal(estimateHold(1000, 300, table, rates), 2_420_000_000n);
-  // A model with an audio input price only (Gemini's) is held at its text prices.
+  // A model with an audio input price only (Gemini's, Voxtral's) is held at its text prices,
+  // unless the prompt carries audio: 1000×1e-5 + 300×2e-6 = 0.0106 USD.
   const gemini = { prompt: "0.000001", completion: "0.000002", audio: "0.00001" };
   assert.equal(estimateHold(1000, 300, gemini, rates), 176_000_000n);
+  assert.equal(estimateHold(1000, 300, gemini, rates, 0, true), 1_166_000_000n);
 });

@@ -48,9 +48,14 @@ const IMAGE_BLOCKS = new Set(["image", "image_url", "input_image"]);
  * characters a token, each image at `IMAGE_TOKENS`, at most the model's context (no upstream
  * takes a longer prompt). `countPromptTokens` sees only what the internal form models; a
  * same-format request also forwards what it does not model (documents, search results,
- * files), which the upstream bills, so the hold takes the larger of the two.
+ * files), which the upstream bills, so the hold takes the larger of the two. `seen.audio` is set
+ * when the body carries audio (chat's and responses' `input_audio` parts).
  */
-export function bodyPromptBound(body: unknown, contextLength: number): number {
+export function bodyPromptBound(
+  body: unknown,
+  contextLength: number,
+  seen?: { audio?: boolean },
+): number {
   let chars = 0;
   let images = 0;
   const walk = (v: unknown): void => {
@@ -60,10 +65,14 @@ export function bodyPromptBound(body: unknown, contextLength: number): number {
     } else if (Array.isArray(v)) {
       for (const x of v) walk(x);
     } else if (v !== null && typeof v === "object") {
-      if (IMAGE_BLOCKS.has((v as { type?: unknown }).type as string)) {
+      const type = (v as { type?: unknown }).type;
+      if (IMAGE_BLOCKS.has(type as string)) {
         images++;
         return;
       }
+      // Audio's payload is counted as text (a generous bound, capped at the context below);
+      // the hold prices it as audio (`seen`).
+      if (type === "input_audio" && seen) seen.audio = true;
       for (const x of Object.values(v)) walk(x);
     }
   };

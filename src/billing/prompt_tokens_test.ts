@@ -46,3 +46,20 @@ Deno.test("bodyPromptBound: never more than the model's context", () => {
   assert.equal(bodyPromptBound(body, 128_000), 128_000);
   assert.equal(bodyPromptBound(body, 0), 250_000);
 });
+
+Deno.test("bodyPromptBound: says when the prompt carries audio", () => {
+  const seen: { audio?: boolean } = {};
+  bodyPromptBound({ messages: [{ role: "user", content: "hi" }] }, 0, seen);
+  assert.equal(seen.audio, undefined);
+  bodyPromptBound(
+    {
+      messages: [{
+        role: "user",
+        content: [{ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }],
+      }],
+    },
+    0,
+    seen,
+  );
+  assert.equal(seen.audio, true);
+});

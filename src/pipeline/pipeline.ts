@@ -67,6 +67,8 @@ export interface TextCall {
   heldPromptTokens: number;
   /** Stop sequences the model does not take, applied by the gateway (stop_sequences.ts). */
   keptStop?: string[];
+  /** The prompt carries audio: held at the model's audio price. */
+  audio: boolean;
 }
 
 export async function handleText(
@@ -125,7 +127,7 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
     endpoint: call.format.name,
     model: call.model.id,
     stream: call.request.stream,
-    amount: textHold(app, prices, call.heldPromptTokens, output * choices, searches),
+    amount: textHold(app, prices, call.heldPromptTokens, output * choices, searches, call.audio),
   });
   const full = heldOutputTokens(call, app);
   if (call.request.maxTokens !== undefined || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
@@ -250,6 +252,8 @@ export function decodeAndRoute(
     throw noProvider(model.id);
   }
   const promptTokens = countPromptTokens(request);
+  const seen: { audio?: boolean } = {};
+  const bound = bodyPromptBound(body, model.context_length, seen);
   return {
     format,
     body,
@@ -258,7 +262,8 @@ export function decodeAndRoute(
     request,
     candidates,
     promptTokens,
-    heldPromptTokens: Math.max(promptTokens, bodyPromptBound(body, model.context_length)),
+    heldPromptTokens: Math.max(promptTokens, bound),
+    audio: seen.audio === true,
     // A model that takes no stop sequences: a transcoded call has the gateway keep them.
     keptStop: clientStop?.length && !request.stop ? clientStop : undefined,
   };

@@ -75,10 +75,11 @@ export function textHold(
   promptTokens: number,
   maxOutputTokens: number,
   webSearches = 0,
+  audio = false,
 ): bigint {
   let max = 0n;
   for (const p of priceTables) {
-    const h = estimateHold(promptTokens, maxOutputTokens, p, app.rates, webSearches);
+    const h = estimateHold(promptTokens, maxOutputTokens, p, app.rates, webSearches, audio);
     if (h > max) max = h;
   }
   return max;

@@ -21,10 +21,13 @@ Deno.test("adaptive thinking: an effort on Claude Opus 4.7 goes as adaptive thin
     const cases: [Record<string, unknown>, string][] = [
       [{ reasoning_effort: "high" }, "high"],
       [{ reasoning_effort: "minimal" }, "low"],
-      [{ reasoning_effort: "xhigh" }, "max"],
+      // Within the efforts every adaptive model takes.
+      [{ reasoning_effort: "xhigh" }, "high"],
       // OpenRouter's reasoning budget: the effort whose budget covers it.
       [{ reasoning: { max_tokens: 3000 } }, "medium"],
     ];
+    // A small max_tokens does not turn adaptive thinking off (a budget would not fit it).
+    cases.push([{ reasoning_effort: "high", max_tokens: 1000 }, "high"]);
     for (const [extra, effort] of cases) {
       g.mock.reset();
       await openai(g).chat.completions.create({

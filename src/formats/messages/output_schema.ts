@@ -1,16 +1,18 @@
 /**
  * A client's JSON schema as Anthropic's structured outputs take it (`output_config.format`).
  * Anthropic accepts a subset of JSON Schema and answers 400 to the rest: no numeric or length
- * bounds, no `pattern`, `minItems` of 0 or 1 only, objects closed (`additionalProperties:
- * false`), a short list of string formats, `anyOf` but not `oneOf`, no recursion. Such
- * schemas are what OpenAI's strict mode and the SDKs' zod helpers produce, so a chat or
- * responses client's schema is rewritten the way Anthropic's own SDK rewrites a messages
- * client's: what the subset cannot say moves into the field's description, where the model
- * still reads it.
+ * bounds, no `pattern`, `minItems` of 0 or 1 only, closed objects (`additionalProperties:
+ * false`), a short list of string formats, `anyOf` but not `oneOf`, no recursion. Schemas made
+ * for OpenAI's strict mode and by the SDKs' zod helpers fit that once rewritten the way
+ * Anthropic's own SDK rewrites a messages client's: what the subset cannot say moves into the
+ * field's description, where the model still reads it.
  *
- * `undefined` when the schema cannot be expressed at all (its root is not an object, or it
- * refers to itself); the caller then asks for the format in words instead.
+ * `undefined` when the rewrite would change what the schema allows rather than only how it is
+ * said — an open object (a map, or one with no properties: closing it would leave `{}` its
+ * only value), a tuple, a boolean schema, recursion, a root that is not an object. The caller
+ * then asks for the format in words, as for a model without structured outputs.
  */
+import { isObject } from "../json.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -28,14 +30,42 @@ const STRING_FORMATS = new Set([
 ]);
 
 /** Keys that name no constraint and would only clutter a description. */
-const DROPPED = new Set(["$schema", "$id", "$comment", "examples", "default", "strict", "name"]);
+const DROPPED = new Set(["$schema", "$id", "$comment", "examples", "default"]);
+
+/** The rewrite cannot keep the schema's meaning. */
+class Inexpressible extends Error {}
 
 export function anthropicOutputSchema(schema: Record<string, unknown>): Schema | undefined {
-  const defs = { ...obj(schema.definitions), ...obj(schema.$defs) };
+  const defs = { ...defsOf(schema) };
   if (recursive(schema, defs)) return undefined;
-  const out = rewrite(schema);
-  if (out.type !== "object") return undefined;
-  return out;
+  try {
+    let out = rewrite(schema);
+    // A root that only refers to a definition (zod-to-json-schema with a name): that
+    // definition is the root.
+    if (typeof out.$ref === "string" && out.type === undefined) {
+      const name = /^#\/\$defs\/(.+)$/.exec(out.$ref)?.[1];
+      const target = name !== undefined ? (out.$defs as Schema | undefined)?.[name] : undefined;
+      if (!isObject(target)) return undefined;
+      out = { ...target, $defs: out.$defs };
+    }
+    return out.type === "object" ? out : undefined;
+  } catch (e) {
+    if (e instanceof Inexpressible) return undefined;
+    throw e;
+  }
+}
+
+function defsOf(s: Schema): Schema {
+  return {
+    ...(isObject(s.definitions) ? s.definitions : {}),
+    ...(isObject(s.$defs) ? s.$defs : {}),
+  };
+}
+
+/** A subschema: a boolean one (`true`, `false`) has no counterpart in the subset. */
+function sub(v: unknown): Schema {
+  if (!isObject(v)) throw new Inexpressible();
+  return rewrite(v);
 }
 
 function rewrite(input: Schema): Schema {
@@ -48,16 +78,17 @@ function rewrite(input: Schema): Schema {
   };
   for (const k of DROPPED) delete s[k];
 
-  const defs = { ...obj(take("definitions")), ...obj(take("$defs")) };
+  const defs = defsOf(s);
+  delete s.definitions;
+  delete s.$defs;
   if (Object.keys(defs).length > 0) {
-    out.$defs = Object.fromEntries(
-      Object.entries(defs).map(([k, v]) => [k, isSchema(v) ? rewrite(v) : v]),
-    );
+    out.$defs = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, sub(v)]));
   }
   const ref = take("$ref");
   if (typeof ref === "string") {
     // zod-to-json-schema and older tools write `#/definitions/…`; the rewrite keeps `$defs`.
     out.$ref = ref.replace(/^#\/definitions\//, "#/$defs/");
+    if (typeof s.description === "string") out.description = s.description;
     return out;
   }
   const enumValues = s.enum;
@@ -72,28 +103,34 @@ function rewrite(input: Schema): Schema {
   const anyOf = take("anyOf");
   const oneOf = take("oneOf");
   const allOf = take("allOf");
-  const union = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : undefined;
-  if (union) out.anyOf = union.map((v) => (isSchema(v) ? rewrite(v) : v));
-  else if (Array.isArray(allOf)) out.allOf = allOf.map((v) => (isSchema(v) ? rewrite(v) : v));
+  const union = [
+    ...(Array.isArray(anyOf) ? anyOf : []),
+    ...(Array.isArray(oneOf) ? oneOf : []),
+  ];
+  if (union.length > 0) out.anyOf = union.map(sub);
+  if (Array.isArray(allOf)) out.allOf = allOf.map(sub);
 
   for (const k of ["title", "description"]) {
     if (typeof s[k] === "string") out[k] = take(k);
   }
   const types = Array.isArray(type) ? type : [type];
-  if (types.includes("object") || (type === undefined && isSchema(s.properties))) {
-    const props = obj(take("properties"));
-    out.properties = Object.fromEntries(
-      Object.entries(props).map(([k, v]) => [k, isSchema(v) ? rewrite(v) : v]),
-    );
+  if (types.includes("object") || (type === undefined && isObject(s.properties))) {
+    const props = isObject(s.properties) ? s.properties : {};
+    const open = s.additionalProperties;
+    if (Object.keys(props).length === 0 || (open !== undefined && open !== false)) {
+      throw new Inexpressible();
+    }
+    delete s.properties;
+    delete s.additionalProperties;
+    out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, sub(v)]));
     const required = take("required");
     if (Array.isArray(required)) out.required = required;
-    // Closed, whatever the client said: Anthropic takes no other value.
-    take("additionalProperties");
     out.additionalProperties = false;
   }
   if (types.includes("array")) {
     const items = take("items");
-    if (isSchema(items)) out.items = rewrite(items);
+    if (Array.isArray(items) || s.prefixItems !== undefined) throw new Inexpressible();
+    if (items !== undefined) out.items = sub(items);
     const min = s.minItems;
     if (min === 0 || min === 1) out.minItems = take("minItems");
   }
@@ -112,11 +149,11 @@ function rewrite(input: Schema): Schema {
   return out;
 }
 
-/** Whether a definition refers to itself, directly or through others. */
+/** Whether a definition refers to itself, directly or through others, or to the root. */
 function recursive(schema: Schema, defs: Schema): boolean {
   const refsOf = (v: unknown, into: Set<string>): Set<string> => {
     if (Array.isArray(v)) { for (const x of v) refsOf(x, into); }
-    else if (isSchema(v)) {
+    else if (isObject(v)) {
       for (const [k, x] of Object.entries(v)) {
         if (k === "$ref" && typeof x === "string") {
           const m = /^#(?:\/(?:\$defs|definitions)\/(.+)|)$/.exec(x);
@@ -144,12 +181,4 @@ function recursive(schema: Schema, defs: Schema): boolean {
 
 function primitive(v: unknown): boolean {
   return v === null || typeof v !== "object";
-}
-
-function obj(v: unknown): Schema {
-  return isSchema(v) ? v : {};
-}
-
-function isSchema(v: unknown): v is Schema {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

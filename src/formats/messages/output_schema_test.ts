@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { anthropicOutputSchema } from "./output_schema.ts";
 
-Deno.test("output schema: bounds, patterns and open objects become what Anthropic takes", () => {
+Deno.test("output schema: bounds and patterns move into descriptions, objects with properties are closed", () => {
   const out = anthropicOutputSchema({
     $schema: "http://json-schema.org/draft-07/schema#",
     type: "object",
@@ -11,7 +11,7 @@ Deno.test("output schema: bounds, patterns and open objects become what Anthropi
       tags: { type: "array", items: { type: "string", format: "email" }, minItems: 1, maxItems: 5 },
       when: { type: "string", format: "date-time" },
       site: { type: "string", format: "idn-hostname" },
-      extra: { type: "object", properties: {}, additionalProperties: true },
+      inner: { type: "object", properties: { a: { type: "boolean" } } },
     },
     required: ["name", "age"],
   });
@@ -31,7 +31,11 @@ Deno.test("output schema: bounds, patterns and open objects become what Anthropi
       },
       when: { type: "string", format: "date-time" },
       site: { type: "string", description: '{format: "idn-hostname"}' },
-      extra: { type: "object", properties: {}, additionalProperties: false },
+      inner: {
+        type: "object",
+        properties: { a: { type: "boolean" } },
+        additionalProperties: false,
+      },
     },
     required: ["name", "age"],
     additionalProperties: false,
@@ -85,4 +89,46 @@ Deno.test("output schema: what cannot be expressed is undefined (the caller inst
     properties: { a: { $ref: "#/$defs/P" }, b: { $ref: "#/$defs/P" } },
     $defs: { P: { type: "string" } },
   }));
+});
+
+Deno.test("output schema: a root $ref is its definition; $ref descriptions and allOf beside anyOf stay", () => {
+  const out = anthropicOutputSchema({
+    $ref: "#/definitions/Answer",
+    definitions: {
+      Answer: {
+        type: "object",
+        properties: {
+          who: { $ref: "#/definitions/Name", description: "The author" },
+          what: { anyOf: [{ type: "string" }, { type: "null" }], allOf: [{ title: "x" }] },
+        },
+        required: ["who"],
+      },
+      Name: { type: "string" },
+    },
+  });
+  assert.equal(out?.type, "object");
+  assert.deepEqual(out?.properties, {
+    who: { $ref: "#/$defs/Name", description: "The author" },
+    what: { anyOf: [{ type: "string" }, { type: "null" }], allOf: [{ title: "x" }] },
+  });
+  assert.deepEqual(Object.keys(out?.$defs as object), ["Answer", "Name"]);
+});
+
+Deno.test("output schema: what closing or the subset would change is left to an instruction", () => {
+  const root = (properties: Record<string, unknown>) => ({ type: "object", properties });
+  for (
+    const schema of [
+      // A map: closing it would leave {} its only value.
+      root({ tags: { type: "object", additionalProperties: { type: "string" } } }),
+      root({ any: { type: "object" } }),
+      { type: "object", additionalProperties: true, properties: { a: { type: "string" } } },
+      { type: "object" },
+      // Boolean schemas, tuples.
+      root({ x: true }),
+      root({ pair: { type: "array", items: [{ type: "string" }, { type: "number" }] } }),
+      root({ pair: { type: "array", prefixItems: [{ type: "string" }] } }),
+    ]
+  ) {
+    assert.equal(anthropicOutputSchema(schema), undefined, JSON.stringify(schema));
+  }
 });

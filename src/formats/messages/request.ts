@@ -407,6 +407,8 @@ export function fromInternal(
   // too. History from another vendor, a client that dropped the signature, or a prefill the
   // client wrote has none to replay, so thinking stays off rather than earn a 400.
   let budget = forcedTool || unsignedFinalTurn(req) ? undefined : thinkingBudget(req.reasoning);
+  // Adaptive thinking takes an effort, not a budget: none of a budget's limits apply to it.
+  const effort = adaptive && budget !== undefined ? adaptiveEffort(req.reasoning, budget) : "";
   if (budget !== undefined) {
     const base = maxTokens;
     if (req.maxTokens === undefined) {
@@ -445,11 +447,10 @@ export function fromInternal(
     const tc = toolChoiceOut(req.toolChoice, req.parallelToolCalls);
     if (tc) body.tool_choice = tc;
   }
-  if (budget !== undefined && adaptive) {
+  if (effort) {
     // The model decides how much to think; the effort steers it. The budget above still
-    // sized max_tokens, so that thinking does not eat the answer.
+    // sized a max_tokens the client left open, so that thinking does not eat the answer.
     body.thinking = { type: "adaptive" };
-    const effort = adaptiveEffort(req.reasoning, budget);
     body.output_config = { ...(body.output_config as object | undefined), effort };
   } else if (budget !== undefined) {
     body.thinking = { type: "enabled", budget_tokens: budget };
@@ -521,14 +522,13 @@ function anthropicReasoning(p: ReasoningPart): Record<string, unknown>[] {
 
 /**
  * `output_config.effort` for a model that thinks adaptively: the client's effort, or the one
- * whose budget covers the budget it set. Internal `xhigh` is Anthropic's `max`, the highest
- * every adaptive model takes.
+ * whose budget covers the budget it set, within low–high, the efforts every such model takes
+ * (`max` and `xhigh` only some: a messages client that names one passes it through).
  */
 function adaptiveEffort(r: ReasoningSettings | undefined, budget: number): string {
   const effort = r?.effort ??
-    (["low", "medium", "high"] as const).find((e) => budget <= THINKING_BUDGET_BY_EFFORT[e]) ??
-    "xhigh";
-  return effort === "minimal" ? "low" : effort === "xhigh" ? "max" : effort;
+    (["low", "medium"] as const).find((e) => budget <= THINKING_BUDGET_BY_EFFORT[e]) ?? "high";
+  return effort === "minimal" ? "low" : effort === "xhigh" ? "high" : effort;
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {
