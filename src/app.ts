@@ -183,7 +183,7 @@ const sdkEnvelope = (req: Request): EnvelopeFamily =>
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": "x-generation-id, retry-after",
+  "access-control-expose-headers": "x-generation-id, x-request-id, request-id, retry-after",
 };
 
 function withCors(res: Response): Response {

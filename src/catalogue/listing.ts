@@ -108,7 +108,8 @@ function paged(all: PublicModel[], whole: (req: Request) => Response): (req: Req
  * The spec's Model object, field for field, prices in roubles with markup, then the fields
  * the SDKs' model types declare (OpenAI's `object`, `owned_by`; Anthropic's `type`,
  * `display_name`, `created_at`). Seed-only fields (image capabilities, dimensions, output cap)
- * are for the gateway, not shown; prices beyond the spec's keys and tiers are (in `pricing`).
+ * are for the gateway, not shown; prices beyond the spec's keys are (in `pricing`), and tiers
+ * (`pricing_overrides`).
  */
 export function publicModel(m: CatalogueModel, rates: Rates) {
   const usd: Record<string, string> = {};
@@ -118,18 +119,20 @@ export function publicModel(m: CatalogueModel, rates: Rates) {
   for (const [key, v] of Object.entries(m.pricing)) {
     if (!(key in usd) && typeof v === "string" && PRICE.test(v)) usd[key] = v;
   }
-  const pricing: Record<string, unknown> = publicPricing(usd, rates);
-  // Tiers (long prompts, hours of the day) that replace some prices, as OpenRouter lists
-  // them: their prices in roubles, their conditions as they are.
-  if (m.pricing_overrides?.length) {
-    pricing.overrides = m.pricing_overrides.map((tier) =>
-      Object.fromEntries(
-        Object.entries(tier).map((
-          [k, v],
-        ) => [k, typeof v === "string" && PRICE.test(v) ? publicPrice(v, rates) : v]),
-      )
-    );
-  }
+  // Tiers (long prompts, hours of the day) that replace some prices: their prices in
+  // roubles, their conditions as they are. Beside `pricing`, whose values the spec makes all
+  // strings.
+  const tiers = m.pricing_overrides?.length
+    ? {
+      pricing_overrides: m.pricing_overrides.map((tier) =>
+        Object.fromEntries(
+          Object.entries(tier).map((
+            [k, v],
+          ) => [k, typeof v === "string" && PRICE.test(v) ? publicPrice(v, rates) : v]),
+        )
+      ),
+    }
+    : {};
   return {
     id: m.id,
     canonical_slug: m.canonical_slug,
@@ -143,7 +146,8 @@ export function publicModel(m: CatalogueModel, rates: Rates) {
       tokenizer: m.architecture.tokenizer,
       instruct_type: m.architecture.instruct_type,
     },
-    pricing,
+    pricing: publicPricing(usd, rates),
+    ...tiers,
     per_request_limits: m.per_request_limits,
     supported_parameters: m.supported_parameters,
     ...sdkFields(m),

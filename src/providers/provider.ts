@@ -239,12 +239,20 @@ function matches(pattern: string, slug: string): boolean {
   return pattern === slug;
 }
 
+/** Each pattern compiled once: routing matches some on every request. */
+const globs = new Map<string, RegExp>();
+
 /** `*` matches any run of characters; everything else literally. */
 export function globMatch(pattern: string, slug: string): boolean {
   if (!pattern.includes("*")) return pattern === slug;
-  const re = new RegExp(
-    "^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$",
-  );
+  let re = globs.get(pattern);
+  if (!re) {
+    re = new RegExp(
+      "^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") +
+        "$",
+    );
+    globs.set(pattern, re);
+  }
   return re.test(slug);
 }
 

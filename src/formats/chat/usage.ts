@@ -15,7 +15,7 @@
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
-import type { Obj } from "../json.ts";
+import { num, type Obj, obj } from "../json.ts";
 import { readUsage, type UsageFields } from "../usage.ts";
 
 /** Re-exported from its shared home (json.ts) for existing importers. */
@@ -28,16 +28,20 @@ const CHAT_USAGE: UsageFields = {
   cacheRead: ["prompt_tokens_details", "cached_tokens"],
   cacheWrite: ["prompt_tokens_details", "cache_write_tokens"],
   reasoning: ["completion_tokens_details", "reasoning_tokens"],
-  audioInput: ["prompt_tokens_details", "audio_tokens"],
-  audioOutput: ["completion_tokens_details", "audio_tokens"],
 };
 
 /** An upstream chat usage object → internal usage; fields not reported stay undefined. */
 export function usageFromChat(raw: unknown): Usage | undefined {
   const u = readUsage(raw, CHAT_USAGE);
-  // Every OpenAI usage reports audio, nearly always 0: a text call's usage keeps its shape.
-  if (u?.audioInput === 0) delete u.audioInput;
-  if (u?.audioOutput === 0) delete u.audioOutput;
+  // Every OpenAI usage reports audio, nearly always 0: only a count that says something is
+  // kept, so a text call's usage keeps its shape.
+  if (u) {
+    const r = raw as Obj;
+    const audioIn = num(obj(r.prompt_tokens_details)?.audio_tokens);
+    const audioOut = num(obj(r.completion_tokens_details)?.audio_tokens);
+    if (audioIn) u.audioInput = audioIn;
+    if (audioOut) u.audioOutput = audioOut;
+  }
   return u;
 }
 

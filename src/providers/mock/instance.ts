@@ -9,7 +9,10 @@
 
 type Schema = Record<string, unknown>;
 
-/** Nesting deeper than this (a recursive `$ref`) ends in the smallest value of the type. */
+/**
+ * Nesting deeper than this (a recursive `$ref`) ends: an object with no properties, an empty
+ * array, or, for a reference, null where the schema allows it.
+ */
 const depthMax = 8;
 
 /**
@@ -32,8 +35,11 @@ function value(s: Schema, root: Schema, name: string, n: number, depth: number):
     const options = s[k];
     if (Array.isArray(options) && options.length > 0) {
       // A branch that is not merely `null`: `anyOf: [X, {type: "null"}]` is how an optional
-      // field is written, and null would say nothing.
-      const pick = options.find((o) => isSchema(o) && o.type !== "null") ?? options[0];
+      // field is written, and null would say nothing. Deep in a recursion, the null branch
+      // ends it.
+      const deep = depth >= depthMax;
+      const pick = options.find((o) => isSchema(o) && (o.type !== "null") !== deep) ??
+        options[0];
       return isSchema(pick) ? value(pick, root, name, n, depth + 1) : null;
     }
   }
@@ -57,7 +63,11 @@ function value(s: Schema, root: Schema, name: string, n: number, depth: number):
     }
     case "array": {
       const min = typeof s.minItems === "number" && s.minItems > 1 ? s.minItems : 1;
-      if (depth >= depthMax) return [];
+      if (depth >= depthMax || s.maxItems === 0) return [];
+      if (Array.isArray(s.items)) {
+        // A tuple: one value per position.
+        return s.items.map((it) => isSchema(it) ? value(it, root, name, n, depth + 1) : null);
+      }
       const item = isSchema(s.items) ? s.items : {};
       return Array.from({ length: Math.min(min, 16) }, () => value(item, root, name, n, depth + 1));
     }

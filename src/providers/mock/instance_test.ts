@@ -45,3 +45,28 @@ Deno.test("instance: a recursive schema ends instead of looping", () => {
   }
   assert.ok(depth > 1 && depth < 20, `depth ${depth}`);
 });
+
+Deno.test("instance: tuples, empty arrays, and a recursion through anyOf ending in its null branch", () => {
+  assert.deepEqual(
+    instanceOf({
+      type: "object",
+      properties: {
+        pair: { type: "array", items: [{ type: "string" }, { type: "integer" }] },
+        none: { type: "array", items: { type: "string" }, maxItems: 0 },
+      },
+    }),
+    { pair: ["mock pair 1", 1], none: [] },
+  );
+  const list = instanceOf({
+    type: "object",
+    properties: { value: { type: "integer" }, next: { anyOf: [{ $ref: "#" }, { type: "null" }] } },
+  });
+  let at = list as { next: unknown } | null;
+  let depth = 0;
+  while (at && typeof at === "object") {
+    at = at.next as { next: unknown } | null;
+    depth++;
+  }
+  assert.equal(at, null, "the list ends in null, which the schema allows");
+  assert.ok(depth > 1 && depth < 20);
+});
