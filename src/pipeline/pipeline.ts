@@ -38,6 +38,7 @@ import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
+import { withModelEffort } from "../providers/efforts.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
@@ -443,7 +444,11 @@ async function attempt(
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(
-        renamed?.request ?? call.request,
+        withModelEffort(
+          renamed?.request ?? call.request,
+          call.model.id,
+          c.provider.reasoningEfforts,
+        ),
         c.upstreamModel,
         c.provider,
         app.catalogue.maxOutputTokens(call.model),

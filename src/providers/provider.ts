@@ -134,6 +134,14 @@ const providerSchema = z.strictObject({
    * `output_config.effort` instead.
    */
   adaptiveThinking: z.array(z.string()).default([]),
+  /**
+   * Reasoning efforts each model takes (efforts.ts): a transcoded call is sent the nearest.
+   * The first entry whose patterns name the slug applies; a model none names takes any.
+   */
+  reasoningEfforts: z.array(z.strictObject({
+    models: z.array(z.string()).min(1),
+    efforts: z.array(z.enum(["none", "minimal", "low", "medium", "high", "xhigh"])).min(1),
+  })).default([]),
   quirks: z.strictObject({ openrouterUsage: z.boolean().optional() }).default({}),
 });
 

@@ -12,7 +12,7 @@ import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 const openai = (g: TestGateway) => new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
 
 type Sent = {
-  thinking?: { type: string; budget_tokens?: number };
+  thinking?: { type: string; budget_tokens?: number; display?: string };
   output_config?: { effort?: string; format?: unknown };
 };
 
@@ -38,7 +38,11 @@ Deno.test("adaptive thinking: an effort on Claude Opus 4.7 goes as adaptive thin
       const call = g.mock.stats.calls[0];
       assert.equal(call.protocol, "messages");
       const body = call.body as Sent;
-      assert.deepEqual(body.thinking, { type: "adaptive" }, JSON.stringify(extra));
+      assert.deepEqual(
+        body.thinking,
+        { type: "adaptive", display: "summarized" },
+        JSON.stringify(extra),
+      );
       assert.equal(body.output_config?.effort, effort, JSON.stringify(extra));
     }
   });
@@ -59,7 +63,7 @@ Deno.test("adaptive thinking: the responses API on Claude Opus 4.7 with a schema
       },
     });
     const body = g.mock.stats.calls[0].body as Sent;
-    assert.deepEqual(body.thinking, { type: "adaptive" });
+    assert.deepEqual(body.thinking, { type: "adaptive", display: "summarized" });
     assert.equal(body.output_config?.effort, "low");
     assert.ok(body.output_config?.format, "the schema is kept beside the effort");
   });
@@ -88,5 +92,37 @@ Deno.test("fast mode: a -fast Claude slug is served by the aggregator under its 
     const call = g.mock.stats.calls[0];
     assert.equal(call.protocol, "chat");
     assert.equal((call.body as { model: string }).model, "anthropic/claude-opus-4.7-fast");
+  });
+});
+
+Deno.test("efforts: Claude Code's max on OpenAI models reaches each as an effort it takes", async () => {
+  await withGateway(async (g) => {
+    const cases: [string, string, string][] = [
+      ["openai/gpt-5.1-codex", "responses", "high"],
+      ["openai/gpt-5.1", "chat", "high"],
+      ["openai/o3-mini", "chat", "high"],
+      ["openai/gpt-5.4", "chat", "xhigh"],
+    ];
+    for (const [model, protocol, effort] of cases) {
+      g.mock.reset();
+      const res = await fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          max_tokens: 2048,
+          output_config: { effort: "max" },
+          thinking: { type: "adaptive" },
+          messages: [{ role: "user", content: "Think [[mock:tokens=1]]" }],
+        }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      const call = g.mock.stats.calls[0];
+      assert.equal(call.protocol, protocol, model);
+      const body = call.body as { reasoning_effort?: string; reasoning?: { effort?: string } };
+      assert.equal(body.reasoning_effort ?? body.reasoning?.effort, effort, model);
+    }
   });
 });

@@ -450,7 +450,9 @@ export function fromInternal(
   if (effort) {
     // The model decides how much to think; the effort steers it. The budget above still
     // sized a max_tokens the client left open, so that thinking does not eat the answer.
-    body.thinking = { type: "adaptive" };
+    // Summarized: the newest models omit the text unless asked, and the client asked for
+    // reasoning, which its format shows where it can.
+    body.thinking = { type: "adaptive", display: "summarized" };
     body.output_config = { ...(body.output_config as object | undefined), effort };
   } else if (budget !== undefined) {
     body.thinking = { type: "enabled", budget_tokens: budget };

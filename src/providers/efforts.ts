@@ -1,0 +1,47 @@
+/**
+ * Reasoning efforts a model takes. OpenAI's models each take a different set — o-series and
+ * the codex models low–high, gpt-5 `minimal` too, gpt-5.1 `none` but not `minimal`, gpt-5.2
+ * and later `xhigh` — and answer 400 to any other ("Unsupported value: 'xhigh'"). A client of
+ * another format names efforts of its own vendor (Claude Code's `max`), so a transcoded call
+ * is sent the nearest effort the model takes. The provider lists the sets
+ * (`reasoningEfforts` in providers.json); a model none of them names takes any.
+ */
+import type { ReasoningSettings, TextRequest } from "../events/text_request.ts";
+import { globMatch } from "./provider.ts";
+
+type Effort = NonNullable<ReasoningSettings["effort"]>;
+
+export interface EffortSet {
+  /** Slug patterns (`*` matches anything); the first set that names a slug applies. */
+  models: string[];
+  efforts: Effort[];
+}
+
+const RANK: Effort[] = ["none", "minimal", "low", "medium", "high", "xhigh"];
+
+/** The effort nearest `effort` among `allowed` (on a tie, the higher: asked thought stays). */
+export function nearestEffort(effort: Effort, allowed: readonly Effort[]): Effort {
+  if (allowed.length === 0 || allowed.includes(effort)) return effort;
+  const at = RANK.indexOf(effort);
+  let best = allowed[0];
+  for (const e of allowed) {
+    const d = Math.abs(RANK.indexOf(e) - at);
+    const bestD = Math.abs(RANK.indexOf(best) - at);
+    if (d < bestD || (d === bestD && RANK.indexOf(e) > RANK.indexOf(best))) best = e;
+  }
+  return best;
+}
+
+/** `req` with its effort moved to one the model takes (the same object when it already is). */
+export function withModelEffort(
+  req: TextRequest,
+  slug: string,
+  sets: readonly EffortSet[],
+): TextRequest {
+  const effort = req.reasoning?.effort;
+  if (effort === undefined || sets.length === 0) return req;
+  const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  if (!set) return req;
+  const fitted = nearestEffort(effort, set.efforts);
+  return fitted === effort ? req : { ...req, reasoning: { ...req.reasoning, effort: fitted } };
+}

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { nearestEffort, withModelEffort } from "./efforts.ts";
+import type { TextRequest } from "../events/text_request.ts";
+
+Deno.test("efforts: the nearest the model takes, the higher on a tie", () => {
+  const lowHigh = ["low", "medium", "high"] as const;
+  assert.equal(nearestEffort("xhigh", lowHigh), "high");
+  assert.equal(nearestEffort("minimal", lowHigh), "low");
+  assert.equal(nearestEffort("none", lowHigh), "low");
+  assert.equal(nearestEffort("medium", lowHigh), "medium");
+  // gpt-5.1: none but not minimal; minimal is as near none as low, and goes up.
+  assert.equal(nearestEffort("minimal", ["none", "low", "medium", "high"]), "low");
+  assert.equal(nearestEffort("low", ["high"]), "high");
+});
+
+Deno.test("efforts: a request's effort fitted by the first set naming the model", () => {
+  const sets = [
+    { models: ["openai/gpt-5.1-codex*"], efforts: ["low", "medium", "high"] as const },
+    { models: ["openai/gpt-5.1*"], efforts: ["none", "low", "medium", "high"] as const },
+  ].map((s) => ({ ...s, efforts: [...s.efforts] }));
+  const req = (effort: "xhigh" | "none"): TextRequest => ({
+    model: "x",
+    system: [],
+    messages: [],
+    stream: false,
+    reasoning: { effort, summary: "auto" },
+  });
+  const codex = withModelEffort(req("xhigh"), "openai/gpt-5.1-codex-mini", sets);
+  assert.deepEqual(codex.reasoning, { effort: "high", summary: "auto" });
+  assert.equal(withModelEffort(req("none"), "openai/gpt-5.1", sets).reasoning?.effort, "none");
+  assert.equal(withModelEffort(req("none"), "openai/gpt-5.1-codex", sets).reasoning?.effort, "low");
+  // A model no set names, and a request without an effort, are left as they are.
+  const same = req("xhigh");
+  assert.equal(withModelEffort(same, "openai/gpt-5.4", sets), same);
+});
