@@ -409,3 +409,29 @@ Deno.test({
       assert.equal(g.mock.stats.calls.length, 0);
     }),
 });
+
+Deno.test({
+  name: "codex on an OpenRouter model: its client tool_search is left out, the rest passed through",
+  ignore: !hasCodex,
+  fn: () =>
+    withGateway(async (g) => {
+      const body = codex("responses-turn1");
+      body.model = "google/gemini-2.5-flash";
+      const res = await fetch(`${g.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      const call = g.mock.stats.calls[0];
+      assert.equal(call.protocol, "responses");
+      const sent = call.body as { tools: Obj[]; usage?: unknown };
+      assert.ok(sent.usage, "OpenRouter's dialect");
+      const types = sent.tools.map((t) => t.type);
+      assert.ok(!types.includes("tool_search"), JSON.stringify(types));
+      assert.ok(types.includes("custom") && types.includes("web_search"), JSON.stringify(types));
+      assert.equal(sent.tools.length, (body.tools as Obj[]).length - 1);
+    }),
+});

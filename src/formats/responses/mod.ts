@@ -14,6 +14,7 @@ export {
   passThroughRequest,
   toInternal,
   upstreamsFor,
+  withoutClientToolSearch,
 } from "./request.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";

@@ -258,6 +258,26 @@ function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
  * A responses body's `allowed_tools` choice as the tools it allows and a plain choice, for an
  * upstream that takes no subset (OpenRouter); other bodies are left as they are.
  */
+/**
+ * For an aggregator whose responses API lists no `tool_search` tool (OpenRouter's): Codex
+ * declares its client-executed tool search on every call, which would cost the whole call.
+ * The tool goes, and with it the history's search items (calls of a tool no longer declared);
+ * the model works with the tools it was given whole.
+ */
+export function withoutClientToolSearch(body: Obj): void {
+  const isSearch = (t: unknown) =>
+    (t as Obj | null)?.type === "tool_search" && (t as Obj).execution === "client";
+  if (Array.isArray(body.tools) && body.tools.some(isSearch)) {
+    body.tools = body.tools.filter((t) => !isSearch(t));
+  }
+  const input = body.input;
+  if (
+    Array.isArray(input) && input.some((i) => TOOL_SEARCH_ITEMS.has((i as Obj)?.type as string))
+  ) {
+    body.input = input.filter((i) => !TOOL_SEARCH_ITEMS.has((i as Obj)?.type as string));
+  }
+}
+
 export function allowedToolsAsSubset(body: Obj): void {
   const c = body.tool_choice as Obj | undefined;
   if (c?.type !== "allowed_tools") return;

@@ -118,7 +118,10 @@ const openaiResponses: UpstreamProtocol = {
   fromInternal: (req, model) => responses.fromInternal(req, model),
   finishBody: (body, p) =>
     p.quirks.openrouterUsage
-      ? openrouterDialect(body, responses.allowedToolsAsSubset)
+      ? openrouterDialect(body, (b) => {
+        responses.allowedToolsAsSubset(b);
+        responses.withoutClientToolSearch(b);
+      })
       : standardTier(body),
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
