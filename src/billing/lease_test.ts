@@ -181,6 +181,36 @@ for (const { name, open: openStore } of await testStores()) {
     await q.close();
   });
 
+  test("a stalled instance's generations are owed by its next lease, before anything new is admitted", async (store) => {
+    const { account, open } = await setup(store, 100n);
+    const q = new LeaseQuota(store, {
+      timing: { ttlMs: 300, safetyMs: 150, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
+    });
+    const [g1, g2] = [open(10n), open(10n)];
+    assert.equal(await q.reserve(g1), true);
+    assert.equal(await q.reserve(g2), true);
+    // The instance stalls; the sweeper gives its lease back, and another instance leases 70.
+    await new Promise((r) => setTimeout(r, 350));
+    assert.equal(await store.expireLeases(), 1);
+    assert.equal(await store.lease("ins_other", account.id, 70n, 70n, 60_000), 70n);
+    // 30 is left: g1 and g2 may still cost their holds (20), so one new hold fits, not three.
+    const later = [open(10n), open(10n), open(10n)];
+    const admitted = [];
+    for (const g of later) admitted.push(await q.reserve(g));
+    assert.deepEqual(admitted, [true, false, false]);
+    // Everything costs its whole hold, and the other instance spends its whole lease: the
+    // balance comes to 0, never below.
+    for (const g of [g1, g2, later[0]]) await q.settle(settlement(g.id, 10n));
+    await q.close();
+    await store.endLease("ins_other", account.id);
+    const rest = open(70n);
+    assert.equal(await store.reserve(rest), true);
+    assert.equal(await store.settle(settlement(rest.id, 70n)), true);
+    const a = (await store.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held], [0n, 0n]);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
   test("a batch that committed but whose reply was lost pays from the lease once", async (base) => {
     let lose = 1;
     const store = wrap(base, {
