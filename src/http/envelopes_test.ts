@@ -55,6 +55,10 @@ Deno.test("envelopes: coded uses the spec's named type/code pairs on 400", () =>
       code: "MODEL_NOT_FOUND",
     },
   });
+  // A slug no catalogue has, 100 000 characters long, is quoted clipped.
+  const long = modelNotFound("x/" + "y".repeat(99_998)).message;
+  assert.ok(long.length < 300, `${long.length} characters`);
+  assert.match(long, /… \(100000 characters\)$/);
   const params = badRequest("aspect_ratio must be one of 1:1", "IMAGE_PARAMS_INVALID");
   assert.deepEqual(errorBody("coded", params), {
     error: {

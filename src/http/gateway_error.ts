@@ -39,11 +39,18 @@ export class GatewayError extends Error {
 export const badRequest = (message: string, code = "INVALID_REQUEST", type = "invalid_request") =>
   new GatewayError(400, message, { code, type });
 
+/** A slug as an error quotes it: no catalogue slug is this long, and a body may send 100 KB. */
+const slugQuotedMax = 200;
+
 /** `suggestion`: the catalogue slug a bare upstream name most likely meant. */
 export const modelNotFound = (slug: string, suggestion?: string) =>
   new GatewayError(
     400,
-    `model not found: ${JSON.stringify(slug)}` + (slug.includes("/") ? "" : (
+    `model not found: ${
+      slug.length > slugQuotedMax
+        ? `${JSON.stringify(slug.slice(0, slugQuotedMax))}… (${slug.length} characters)`
+        : JSON.stringify(slug)
+    }` + (slug.includes("/") ? "" : (
       "; models are named by catalogue slug (vendor/model, see GET /v1/models)" +
       (suggestion ? `: did you mean ${JSON.stringify(suggestion)}?` : "")
     )),
