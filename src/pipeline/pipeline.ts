@@ -435,8 +435,11 @@ async function attempt(
     tried = c;
     const proto = textProtocol(c.protocol);
     // Stop sequences the gateway keeps need the answer decoded: such a call is transcoded even
-    // to its own format (the body would carry what the model refuses).
-    const pass = c.protocol === call.format.sameProtocol && !call.keptStop;
+    // to its own format, where the body would carry what the model refuses. (OpenRouter drops
+    // what a model does not take, and its own request extensions would not survive a
+    // transcoding: its calls pass through.)
+    const pass = c.protocol === call.format.sameProtocol &&
+      (!call.keptStop || !!c.provider.quirks.openrouterUsage);
     // OpenAI-format upstreams take tool names of 64 characters at most (see tool_names.ts).
     const renamed = !pass && c.protocol !== "anthropic-messages"
       ? withShortToolNames(call.request)

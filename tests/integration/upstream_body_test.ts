@@ -103,3 +103,18 @@ Deno.test("pass-through: settings billed at other than the catalogue's prices do
     }
   });
 });
+
+Deno.test("chat stop on an OpenRouter model that takes none stays a pass-through (OpenRouter drops it)", async () => {
+  await withGateway(async (g) => {
+    await openai(g).chat.completions.create({
+      model: "perplexity/sonar",
+      messages: [{ role: "user", content: "Count [[mock:tokens=3]]" }],
+      stop: [" tok2"],
+      // An OpenRouter request extension, which a transcoded call would lose.
+      provider: { order: ["perplexity"] },
+    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    const body = g.mock.stats.calls[0].body as Record<string, unknown>;
+    assert.deepEqual(body.stop, [" tok2"]);
+    assert.deepEqual(body.provider, { order: ["perplexity"] });
+  });
+});
