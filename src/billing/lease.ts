@@ -40,8 +40,11 @@ interface Lease {
   free: bigint;
   /** Local time after which `free` is no longer trusted (the store may have ended it). */
   validUntil: number;
-  /** Costs settled here and not yet written: the batch takes them out of the lease row. */
-  unwritten: bigint;
+  /**
+   * Bumped whenever `free` is dropped as untrusted: a hold taken before then returns nothing
+   * to `free` at its settlement, since the lease it came from may be gone.
+   */
+  epoch: number;
   lastUsed: number;
   /** Generations of this account open here or settled and not yet written. */
   busy: number;
@@ -68,7 +71,7 @@ export class LeaseQuota implements Quota {
   readonly instance = newId("ins", 12);
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
-  #open = new Map<string, { g: GenerationOpen; created: Date }>();
+  #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewedAt = Date.now();
   #renewing = false;
@@ -114,7 +117,7 @@ export class LeaseQuota implements Quota {
     for (;;) {
       let l = this.#leases.get(g.accountId);
       if (!l) {
-        l = { free: 0n, validUntil: 0, unwritten: 0n, lastUsed: Date.now(), busy: 0 };
+        l = { free: 0n, validUntil: 0, epoch: 0, lastUsed: Date.now(), busy: 0 };
         this.#leases.set(g.accountId, l);
       }
       if (l.ending) {
@@ -122,13 +125,13 @@ export class LeaseQuota implements Quota {
         continue;
       }
       const now = Date.now();
-      if (now >= l.validUntil) this.#distrust(g.accountId, l);
+      if (now >= l.validUntil) this.#distrust(l);
       // No await between the check and the hold: they are one step.
       if (l.free >= g.hold) {
         l.free -= g.hold;
         l.busy++;
         l.lastUsed = now;
-        this.#open.set(g.id, { g, created: new Date() });
+        this.#open.set(g.id, { g, created: new Date(), epoch: l.epoch });
         this.#journal.opened(g.id);
         if (!l.topUp && l.free < lowWaterHolds * g.hold) {
           this.#topUp(g.accountId, l, 0n, holdsPerLease * g.hold - l.free).catch(() => {});
@@ -154,10 +157,11 @@ export class LeaseQuota implements Quota {
     this.#journal.closed(s.generationId);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
-    // What the hold did not use is free again; the cost stays committed until written (from a
-    // lease since dropped too: `#distrust` left its hold owed by the lease taken since).
-    l.free += g.hold - s.cost;
-    l.unwritten += s.cost;
+    // What the hold did not use is free again; the cost stays committed until written. A hold
+    // from a lease since dropped returns nothing, and its cost will still come out of the
+    // lease row, which the lease taken since shares.
+    if (open.epoch === l.epoch) l.free += g.hold - s.cost;
+    else l.free -= s.cost;
     l.lastUsed = Date.now();
     return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
@@ -188,26 +192,15 @@ export class LeaseQuota implements Quota {
     }
   }
 
-  #landed({ open, settlement }: Settled) {
-    // Applied or not: a leased generation already in the store is this wallet's own earlier
-    // write of it (a commit whose reply was lost), which took its cost from the lease, or a
-    // row the sweeper closed (this instance stalled), whose lease it gave back.
-    const l = this.#leases.get(open.accountId)!;
-    l.busy--;
-    l.unwritten -= settlement.cost;
+  #landed({ open }: Settled) {
+    // Applied or not: a leased generation already in the store can only be this wallet's own
+    // earlier write of it (a commit whose reply was lost), which took its cost from the lease.
+    this.#leases.get(open.accountId)!.busy--;
   }
 
-  /**
-   * The lease may be gone (its trusted time passed, or the sweeper ended it while this
-   * instance stalled): nothing of it is free, and what is still to come out of it — the holds
-   * of generations open here, the costs not yet written — is owed by the next lease taken, so
-   * the account's balance covers them before anything new is admitted. (Forgetting them let
-   * a stalled instance's generations be paid from money a new lease had handed out again.)
-   */
-  #distrust(accountId: string, l: Lease) {
-    let owed = l.unwritten;
-    for (const { g } of this.#open.values()) if (g.accountId === accountId) owed += g.hold;
-    l.free = -owed;
+  #distrust(l: Lease) {
+    l.free = 0n;
+    l.epoch++;
   }
 
   #topUp(accountId: string, l: Lease, min: bigint, want: bigint): Promise<bigint> {
@@ -231,7 +224,7 @@ export class LeaseQuota implements Quota {
   #end(accountId: string, l: Lease): Promise<void> {
     // Dropped first: should the statement commit and its reply be lost, nothing may still be
     // admitted against money the store has given back.
-    this.#distrust(accountId, l);
+    this.#distrust(l);
     l.ending = this.#batches.serial(() => this.store.endLease(this.instance, accountId)).then(
       () => {
         this.#leases.delete(accountId);
@@ -272,7 +265,7 @@ export class LeaseQuota implements Quota {
           l.validUntil = Math.max(l.validUntil, now + this.#t.ttlMs - this.#t.safetyMs);
         } else if (!l.topUp) {
           // Ended by the sweeper (this instance stalled past the expiry): nothing is leased.
-          this.#distrust(accountId, l);
+          this.#distrust(l);
         }
       }
     }, () => {}).finally(() => {
