@@ -1,10 +1,11 @@
 /**
- * Tool names an OpenAI-format upstream takes. OpenAI (and Gemini behind OpenRouter) refuse a
- * function name over 64 characters with a 400, and Anthropic takes 128: Claude Code's MCP
- * tools (`mcp__<server>__<tool>`) often run past 64, and every turn of such a session on an
- * OpenAI model would be refused. So a transcoded request names a long tool by a short form
- * (its start and a hash of the whole name: the same every turn, and distinct), and the calls
- * the upstream answers with are given their client's name back.
+ * Tool names every upstream takes: `^[a-zA-Z0-9_-]{1,64}$`. OpenAI (and Gemini behind
+ * OpenRouter) refuse a function name over 64 characters with a 400, Anthropic one over 128,
+ * and both any other character: Claude Code's MCP tools (`mcp__<server>__<tool>`) often run
+ * past 64, and chat clients name tools `search.web` or in their own language. So a transcoded
+ * request names such a tool by a fitting form (its start, other characters as `_`, and a hash
+ * of the whole name: the same every turn, and distinct), and the calls the upstream answers
+ * with are given their client's name back.
  */
 import { createHash } from "node:crypto";
 import type { Event } from "../events/event.ts";
@@ -13,22 +14,25 @@ import type { Part, TextRequest } from "../events/text_request.ts";
 
 export const TOOL_NAME_MAX = 64;
 
-/** `name` as an upstream with the 64-character limit is sent it. */
+const FIT = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `name` as an upstream is sent it. */
 export function shortToolName(name: string): string {
-  if (name.length <= TOOL_NAME_MAX) return name;
+  if (FIT.test(name)) return name;
   const hash = createHash("sha256").update(name).digest("hex").slice(0, 8);
-  return `${name.slice(0, TOOL_NAME_MAX - hash.length - 1)}_${hash}`;
+  const start = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, TOOL_NAME_MAX - hash.length - 1);
+  return `${start}_${hash}`;
 }
 
 /**
- * The request with its long tool names shortened (declarations, the tool choice, the calls in
- * its history), and the map back from short to client names; the request itself when no name
- * is too long.
+ * The request with its unfit tool names replaced (declarations, the tool choice, the calls in
+ * its history), and the map back to the client's names; the request itself when every name
+ * fits.
  */
 export function withShortToolNames(
   req: TextRequest,
 ): { request: TextRequest; names?: Map<string, string> } {
-  const long = (name: string) => name.length > TOOL_NAME_MAX;
+  const long = (name: string) => !FIT.test(name);
   const any = req.tools?.some((t) => long(t.name)) ||
     (req.toolChoice?.type === "tool" && long(req.toolChoice.name)) ||
     req.messages.some((m) => m.parts.some((p) => p.type === "tool_call" && long(p.name)));

@@ -440,10 +440,8 @@ async function attempt(
     // transcoding: its calls pass through.)
     const pass = c.protocol === call.format.sameProtocol &&
       (!call.keptStop || !!c.provider.quirks.openrouterUsage);
-    // OpenAI-format upstreams take tool names of 64 characters at most (see tool_names.ts).
-    const renamed = !pass && c.protocol !== "anthropic-messages"
-      ? withShortToolNames(call.request)
-      : undefined;
+    // Upstreams take tool names of [a-zA-Z0-9_-], 64 characters at most (see tool_names.ts).
+    const renamed = !pass ? withShortToolNames(call.request) : undefined;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(

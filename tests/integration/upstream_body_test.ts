@@ -118,3 +118,27 @@ Deno.test("chat stop on an OpenRouter model that takes none stays a pass-through
     assert.deepEqual(body.provider, { order: ["perplexity"] });
   });
 });
+
+Deno.test("tool names outside [a-zA-Z0-9_-] reach a transcoded upstream fitted, and come back as sent", async () => {
+  await withGateway(async (g) => {
+    const tool = (name: string) => ({
+      type: "function" as const,
+      function: { name, parameters: { type: "object", properties: { q: { type: "string" } } } },
+    });
+    for (const model of ["anthropic/claude-sonnet-4.5", "openai/gpt-5.4"]) {
+      g.mock.reset();
+      const r = await openai(g).chat.completions.create({
+        model,
+        messages: [{ role: "user", content: "Go [[mock:tools=1]]" }],
+        tools: [tool("search.web"), tool("wetter-äöü")],
+        tool_choice: { type: "function", function: { name: "search.web" } },
+      });
+      const call = r.choices[0].message.tool_calls?.[0];
+      assert.ok(call?.type === "function");
+      assert.equal(call.function.name, "search.web", model);
+      const sent = JSON.stringify(g.mock.stats.calls[0].body);
+      assert.ok(!sent.includes("search.web") && !sent.includes("äöü"), `${model}: ${sent}`);
+      assert.match(sent, /"search_web_[0-9a-f]{8}"/);
+    }
+  });
+});
