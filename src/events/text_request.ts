@@ -55,6 +55,13 @@ export interface ImagePart {
   type: "image";
   /** An http(s) URL or a `data:` URL. */
   url: string;
+  /**
+   * OpenAI's image resolution (`low`, `high`, `auto`): it sets what the image costs in tokens
+   * (85 at `low`), so it travels wherever an upstream takes it.
+   */
+  detail?: string;
+  /** A PDF's file name (the model reads it; Anthropic's document `title`). */
+  filename?: string;
   cacheControl?: CacheControl;
 }
 

@@ -142,3 +142,41 @@ Deno.test("tool names outside [a-zA-Z0-9_-] reach a transcoded upstream fitted, 
     }
   });
 });
+
+Deno.test("an image's detail and a PDF's file name survive a transcoding", async () => {
+  await withGateway(async (g) => {
+    const png = "data:image/png;base64,iVBORw0KGgo=";
+    const pdf = "data:application/pdf;base64,JVBERi0xLjQK";
+    // gpt-5.4 with tools goes to OpenAI's responses API: transcoded from chat.
+    await openai(g).chat.completions.create({
+      model: "openai/gpt-5.4",
+      messages: [{
+        role: "user",
+        content: [
+          { type: "text", text: "Look [[mock:tokens=1]]" },
+          { type: "image_url", image_url: { url: png, detail: "low" } },
+          { type: "file", file: { filename: "Q3-report.pdf", file_data: pdf } },
+        ],
+      }],
+      tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }],
+    });
+    const sent = JSON.stringify(g.mock.stats.calls[0].body);
+    assert.equal(g.mock.stats.calls[0].protocol, "responses");
+    assert.match(sent, /"type":"input_image","image_url":"[^"]+","detail":"low"/);
+    assert.match(sent, /"filename":"Q3-report.pdf"/);
+
+    // A responses client's PDF on Claude: its name is the document's title.
+    g.mock.reset();
+    await openai(g).responses.create({
+      model: "anthropic/claude-sonnet-4.5",
+      input: [{
+        role: "user",
+        content: [
+          { type: "input_text", text: "Read [[mock:tokens=1]]" },
+          { type: "input_file", filename: "Q3-report.pdf", file_data: pdf },
+        ],
+      }],
+    });
+    assert.match(JSON.stringify(g.mock.stats.calls[0].body), /"title":"Q3-report.pdf"/);
+  });
+});

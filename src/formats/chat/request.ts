@@ -132,6 +132,10 @@ function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): 
     if (typeof url !== "string" || (p.type === "file" && !isPdfDataUrl(url))) return [];
     const c = cacheControl(p.cache_control);
     const image: ImagePart = { type: "image", url };
+    if (p.type === "image_url" && typeof p.image_url.detail === "string") {
+      image.detail = p.image_url.detail;
+    }
+    if (p.type === "file" && typeof p.file.filename === "string") image.filename = p.file.filename;
     if (c) image.cacheControl = c;
     return [image];
   });
@@ -354,8 +358,11 @@ function textPartToChat(p: TextPart): Obj {
 
 function imagePartToChat(p: ImagePart): Obj {
   const out: Obj = isPdfDataUrl(p.url)
-    ? { type: "file", file: { filename: "document.pdf", file_data: p.url } }
-    : { type: "image_url", image_url: { url: p.url } };
+    ? { type: "file", file: { filename: p.filename ?? "document.pdf", file_data: p.url } }
+    : {
+      type: "image_url",
+      image_url: p.detail ? { url: p.url, detail: p.detail } : { url: p.url },
+    };
   if (p.cacheControl) out.cache_control = p.cacheControl;
   return out;
 }

@@ -675,6 +675,7 @@ function imageOut(p: ImagePart): Record<string, unknown> | null {
   return {
     type,
     source: { type: "base64", media_type: mediaType, data },
+    ...(type === "document" && p.filename ? { title: p.filename } : {}),
     ...cacheOut(p.cacheControl),
   };
 }

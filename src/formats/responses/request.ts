@@ -202,12 +202,18 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
         out.push({ type: "text", text: q.refusal as string });
         break;
       case "input_image":
-        if (typeof q.image_url === "string") out.push({ type: "image", url: q.image_url });
+        if (typeof q.image_url === "string") {
+          const image: ImagePart = { type: "image", url: q.image_url };
+          if (typeof q.detail === "string") image.detail = q.detail;
+          out.push(image);
+        }
         break;
       case "input_file":
         // A PDF given inline travels as its data URL; a file id or URL is the provider's own.
         if (typeof q.file_data === "string" && isPdfDataUrl(q.file_data)) {
-          out.push({ type: "image", url: q.file_data });
+          const file: ImagePart = { type: "image", url: q.file_data };
+          if (typeof q.filename === "string") file.filename = q.filename;
+          out.push(file);
         }
         break;
       default:
@@ -574,8 +580,8 @@ function toolOutput(content: (TextPart | ImagePart)[]): string | Obj[] {
 /** An image part as a responses input: a PDF as an `input_file`, anything else an image. */
 function inputFileOrImage(p: ImagePart): Obj {
   return isPdfDataUrl(p.url)
-    ? { type: "input_file", filename: "document.pdf", file_data: p.url }
-    : { type: "input_image", image_url: p.url, detail: "auto" };
+    ? { type: "input_file", filename: p.filename ?? "document.pdf", file_data: p.url }
+    : { type: "input_image", image_url: p.url, detail: p.detail ?? "auto" };
 }
 
 /**

@@ -92,7 +92,7 @@ Deno.test("toInternal: items map to messages, a turn's items merge into one assi
         role: "user",
         parts: [
           { type: "text", text: "Weather?" },
-          { type: "image", url: "https://example.com/sky.png" },
+          { type: "image", url: "https://example.com/sky.png", detail: "auto" },
         ],
       },
       {
