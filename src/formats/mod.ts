@@ -74,6 +74,12 @@ export const chat: ClientFormat = {
         protocols: ["openai-chat"],
         reason: "custom tools need a model served in the chat completions format",
       }
+      : chatRequest.usesLegacyFunctions(body as ChatRequestBody)
+      ? {
+        protocols: ["openai-chat"],
+        reason: "functions and function_call (deprecated) need a model served in the chat " +
+          "completions format; use tools and tool_choice",
+      }
       : stopNeed(body.stop),
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
   dropReasoning: (body) => {

@@ -180,3 +180,71 @@ Deno.test("an image's detail and a PDF's file name survive a transcoding", async
     assert.match(JSON.stringify(g.mock.stats.calls[0].body), /"title":"Q3-report.pdf"/);
   });
 });
+
+Deno.test("legacy function calling reaches chat upstreams as sent; elsewhere it is a 400 saying so", async () => {
+  const legacy = (model: string) => ({
+    model,
+    functions: [{ name: "get_weather", parameters: { type: "object", properties: {} } }],
+    function_call: { name: "get_weather" },
+    messages: [
+      { role: "user", content: "Weather? [[mock:tokens=1]]" },
+      { role: "assistant", content: null, function_call: { name: "get_weather", arguments: "{}" } },
+      { role: "function", name: "get_weather", content: "sunny" },
+    ],
+  });
+  const post = (g: TestGateway, body: unknown) =>
+    fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  await withGateway(async (g) => {
+    for (const model of ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5"]) {
+      g.mock.reset();
+      const res = await post(g, legacy(model));
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      const call = g.mock.stats.calls[0];
+      assert.equal(call.protocol, "chat", model);
+      const body = call.body as Record<string, unknown>;
+      assert.deepEqual(body.function_call, { name: "get_weather" });
+      assert.equal((body.messages as { role: string }[])[2].role, "function");
+    }
+  });
+  await withGateway(async (g) => {
+    const res = await post(g, legacy("anthropic/claude-sonnet-4.5"));
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).error.message, /functions and function_call/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] });
+});
+
+Deno.test("a refusal replayed in a chat history, and blank text, reach Claude as Anthropic takes them", async () => {
+  await withGateway(async (g) => {
+    const res = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "anthropic/claude-sonnet-4.5",
+        messages: [
+          { role: "user", content: "Do the thing" },
+          { role: "assistant", content: [{ type: "refusal", refusal: "I can't help with that." }] },
+          {
+            role: "user",
+            content: [{ type: "text", text: "   " }, {
+              type: "text",
+              text: "Why? [[mock:tokens=1]]",
+            }],
+          },
+        ],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as { messages: { content: { text?: string }[] }[] };
+    assert.equal(sent.messages[1].content[0].text, "I can't help with that.");
+    assert.deepEqual(sent.messages[2].content.map((b) => b.text), ["Why? [[mock:tokens=1]]"]);
+  });
+});

@@ -52,6 +52,9 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
       case "assistant":
         messages.push({ role: "assistant", parts: assistantParts(m) });
         break;
+      case "function":
+        // Legacy function calling goes only to chat upstreams, whole (`usesLegacyFunctions`).
+        break;
       case "tool": {
         const part: ToolResultPart = {
           type: "tool_result",
@@ -156,7 +159,11 @@ function assistantParts(m: Extract<ChatMessage, { role: "assistant" }>): Part[] 
   if (m.content != null) {
     // Clients often send `content: ""` beside tool calls; an empty text block is an error to
     // other vendors, so it is dropped there and only there.
-    for (const p of textParts(m.content)) {
+    // A refusal replayed in the history is what the model said: text to any upstream.
+    const content = typeof m.content === "string"
+      ? m.content
+      : m.content.map((p) => p.type === "refusal" ? { type: "text" as const, text: p.refusal } : p);
+    for (const p of textParts(content)) {
       if (p.text !== "" || (calls.length === 0 && !reasoning)) parts.push(p);
     }
   }
@@ -190,6 +197,19 @@ function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool[
   const c = cacheControl(t.cache_control);
   if (c) tool.cacheControl = c;
   return [tool];
+}
+
+/**
+ * Legacy function calling (`functions`, `function_call`, `function` messages), deprecated but
+ * still taken by OpenAI's chat API and OpenRouter's: served there as sent, since nothing else
+ * speaks it and its answer (`message.function_call`) has no counterpart in other formats.
+ */
+export function usesLegacyFunctions(body: ChatRequestBody): boolean {
+  const b = body as ChatRequestBody & { functions?: unknown; function_call?: unknown };
+  return b.functions != null || b.function_call != null ||
+    body.messages.some((m) =>
+      m.role === "function" || (m.role === "assistant" && !!m.function_call)
+    );
 }
 
 /** Custom tools are OpenAI's alone: declared, chosen, or called in the history. */

@@ -98,16 +98,22 @@ const UserMessage = z.looseObject({
   name: z.string().nullish(),
 });
 
+/** A refusal the model gave, replayed in a history (OpenAI's assistant content part). */
+const RefusalPart = z.looseObject({ type: z.literal("refusal"), refusal: z.string() });
+
 const AssistantMessage = z.looseObject({
   role: z.literal("assistant"),
   /** Null or absent only together with `tool_calls` (checked below). */
-  content: textContent.nullish(),
+  content: z.union([z.string(), z.array(z.discriminatedUnion("type", [TextPart, RefusalPart]))])
+    .nullish(),
   tool_calls: z.array(ToolCall).nullish(),
   /** Reasoning of an earlier turn: OpenRouter's `reasoning`, DeepSeek's `reasoning_content`. */
   reasoning: z.string().nullish(),
   reasoning_content: z.string().nullish(),
   refusal: z.string().nullish(),
   name: z.string().nullish(),
+  /** The deprecated single function call (legacy `functions`): chat upstreams only. */
+  function_call: z.looseObject({ name: z.string(), arguments: z.string() }).nullish(),
 });
 
 const ToolMessage = z.looseObject({
@@ -116,11 +122,19 @@ const ToolMessage = z.looseObject({
   content: textContent,
 });
 
+/** A deprecated `functions` call's result (legacy function calling): chat upstreams only. */
+const FunctionMessage = z.looseObject({
+  role: z.literal("function"),
+  name: z.string(),
+  content: z.string().nullable(),
+});
+
 const Message = z.discriminatedUnion("role", [
   SystemMessage,
   UserMessage,
   AssistantMessage,
   ToolMessage,
+  FunctionMessage,
 ]);
 
 const Tool = z.discriminatedUnion("type", [
@@ -229,7 +243,8 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
   const r = ChatRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0], []));
   const bad = r.data.messages.findIndex((m) =>
-    m.role === "assistant" && m.content == null && !(m.tool_calls && m.tool_calls.length > 0)
+    m.role === "assistant" && m.content == null && !(m.tool_calls && m.tool_calls.length > 0) &&
+    !m.function_call
   );
   if (bad >= 0) {
     throw badRequest(`messages[${bad}].content must be given unless the message has tool_calls`);

@@ -26,7 +26,7 @@ const REJECTED: [string, unknown, string][] = [
   [
     "an unknown role",
     { messages: [{ role: "bot", content: "x" }] },
-    "messages[0].role must be one of system, developer, user, assistant, tool",
+    "messages[0].role must be one of system, developer, user, assistant, tool, function",
   ],
   [
     "content of a wrong type",

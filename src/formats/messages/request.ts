@@ -553,7 +553,7 @@ function samplingOut(req: TextRequest, body: Record<string, unknown>): void {
 
 /** `instructed`: the answer's format, if any, is asked for in words (not sent natively). */
 function systemBlocks(req: TextRequest, instructed: boolean): Record<string, unknown>[] {
-  const blocks = req.system.filter((p) => p.text !== "").map(textOut);
+  const blocks = req.system.filter((p) => p.text.trim() !== "").map(textOut);
   const rf = instructed ? req.responseFormat : undefined;
   if (rf?.type === "json_object") blocks.push({ type: "text", text: JSON_OBJECT_INSTRUCTION });
   if (rf?.type === "json_schema") {
@@ -578,7 +578,7 @@ function textOut(p: TextPart): Record<string, unknown> {
 }
 
 /**
- * Messages: parts to blocks; empty text dropped (Anthropic rejects empty text blocks), then
+ * Messages: parts to blocks; empty and blank text dropped (Anthropic rejects both), then
  * empty messages dropped and consecutive same-role messages merged (the API requires
  * alternation); in user messages tool results go first, as the API requires.
  */
@@ -619,7 +619,9 @@ function trimPrefill(out: { role: string; content: Record<string, unknown>[] }[]
 function partOut(p: Part, role: Message["role"]): Record<string, unknown>[] {
   switch (p.type) {
     case "text":
-      return p.text === "" ? [] : [textOut(p)];
+      // Anthropic refuses a text block of nothing but whitespace ("text content blocks must
+      // contain non-whitespace text"), as it does an empty one.
+      return p.text.trim() === "" ? [] : [textOut(p)];
     case "image": {
       const b = imageOut(p);
       return b ? [b] : [];
