@@ -95,7 +95,10 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
   }
   const reasoning = reasoningToInternal(body);
   if (reasoning) req.reasoning = reasoning;
+  // OpenAI's newer name for the end-user id; `user` where both are sent.
+  const safety = (body as { safety_identifier?: unknown }).safety_identifier;
   if (body.user != null) req.user = body.user;
+  else if (typeof safety === "string" && safety !== "") req.user = safety;
   const extra = body as unknown as Record<string, unknown>;
   if (typeof extra.prompt_cache_key === "string") req.promptCacheKey = extra.prompt_cache_key;
   if (typeof extra.verbosity === "string") req.verbosity = extra.verbosity;

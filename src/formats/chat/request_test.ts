@@ -449,3 +449,10 @@ Deno.test("the end-user id reaches OpenAI within its 64 characters", () => {
   toOpenAIDialect(passed);
   assert.equal(passed.user, sent);
 });
+
+Deno.test("toInternal: safety_identifier is the end-user id where user is not sent", () => {
+  const base = { model: "m", messages: [{ role: "user", content: "hi" }] };
+  assert.equal(internal({ ...base, safety_identifier: "sid" }).user, "sid");
+  assert.equal(internal({ ...base, safety_identifier: "sid", user: "u1" }).user, "u1");
+  assert.equal(internal(base).user, undefined);
+});
