@@ -462,11 +462,13 @@ Deno.test("cross-format: a PDF reaches a model of another format as that format'
       type: "file",
       file: { filename: "document.pdf", file_data: `data:application/pdf;base64,${PDF_B64}` },
     });
+    // The client's file name is the document's title.
     for (const body of [messages, fromChat]) {
       const blocks = (body.messages as { content: unknown[] }[]).at(-1)!.content;
       assert.deepEqual(blocks[0], {
         type: "document",
         source: { type: "base64", media_type: "application/pdf", data: PDF_B64 },
+        title: "a.pdf",
       });
     }
   }, { withoutKeys: ["OPENROUTER_API_KEY"] });
