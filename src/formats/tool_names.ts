@@ -39,9 +39,21 @@ export function withShortToolNames(
   // Most requests: nothing to copy.
   if (!any) return { request: req };
   const names = new Map<string, string>();
+  const given = new Map<string, string>();
+  // Names that fit stay as they are; a fitted one that would equal one of them (or another
+  // fitted one) takes another hash, so two tools never share a name upstream.
+  const taken = new Set<string>();
+  for (const t of req.tools ?? []) if (!long(t.name)) taken.add(t.name);
   const short = (name: string) => {
-    const s = shortToolName(name);
-    if (s !== name) names.set(s, name);
+    if (!long(name)) return name;
+    let s = given.get(name);
+    if (s === undefined) {
+      s = shortToolName(name);
+      for (let k = 1; taken.has(s); k++) s = shortToolName(`${name}\u0000${k}`);
+      taken.add(s);
+      given.set(name, s);
+      names.set(s, name);
+    }
     return s;
   };
   const tools = req.tools?.map((t) => ({ ...t, name: short(t.name) }));

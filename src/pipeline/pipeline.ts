@@ -252,6 +252,16 @@ export function decodeAndRoute(
     }
     throw noProvider(model.id);
   }
+  // The model takes no stop sequences, and the gateway would keep them on a transcoded call;
+  // but what needs the client's own format (legacy functions, custom tools, several choices)
+  // goes through whole, where nothing reads the answer to stop it.
+  const keptStop = clientStop?.length && !request.stop ? clientStop : undefined;
+  if (keptStop && need && !need.stopSequences) {
+    throw badRequest(
+      `stop is not supported by model ${JSON.stringify(requestedModel)} together with what ` +
+        `else this request asks for (${need.reason}); leave out stop`,
+    );
+  }
   const promptTokens = countPromptTokens(request);
   const seen: { audio?: boolean } = {};
   const bound = bodyPromptBound(body, model.context_length, seen);
@@ -266,7 +276,7 @@ export function decodeAndRoute(
     heldPromptTokens: Math.max(promptTokens, bound),
     audio: seen.audio === true,
     // A model that takes no stop sequences: a transcoded call has the gateway keep them.
-    keptStop: clientStop?.length && !request.stop ? clientStop : undefined,
+    keptStop,
   };
 }
 

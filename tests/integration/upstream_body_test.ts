@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
+import { shortToolName } from "../../src/formats/tool_names.ts";
 
 const openai = (g: TestGateway) => new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
 
@@ -246,5 +247,79 @@ Deno.test("a refusal replayed in a chat history, and blank text, reach Claude as
     const sent = g.mock.stats.calls[0].body as { messages: { content: { text?: string }[] }[] };
     assert.equal(sent.messages[1].content[0].text, "I can't help with that.");
     assert.deepEqual(sent.messages[2].content.map((b) => b.text), ["Why? [[mock:tokens=1]]"]);
+  });
+});
+
+Deno.test("chat edge cases: functions: [], legacy functions beside stop, the SDK's refusal shape, colliding tool names, a blank last message", async () => {
+  await withGateway(async (g) => {
+    const post = (body: unknown) =>
+      fetch(`${g.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const ask = [{ role: "user", content: "Hi [[mock:tokens=1]]" }];
+    // `functions: []` declares nothing: Claude is served by Anthropic itself.
+    let res = await post({ model: "anthropic/claude-sonnet-4.5", functions: [], messages: ask });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.at(-1)!.protocol, "messages");
+
+    // Legacy functions go through whole; a model without stop cannot keep it there.
+    res = await post({
+      model: "openai/gpt-5.4",
+      stop: ["END"],
+      functions: [{ name: "f", parameters: { type: "object" } }],
+      messages: ask,
+    });
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).error.message, /stop is not supported/);
+
+    // The openai SDK replays a refusal as `refusal` beside null content.
+    g.mock.reset();
+    res = await post({
+      model: "anthropic/claude-sonnet-4.5",
+      messages: [
+        { role: "user", content: "Do it" },
+        { role: "assistant", content: null, refusal: "I can't." },
+        ...ask,
+      ],
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as { messages: { content: { text?: string }[] }[] };
+    assert.equal(sent.messages[1].content[0].text, "I can't.");
+
+    // A client name equal to another's fitted form: the two stay distinct upstream.
+    g.mock.reset();
+    const fitted = shortToolName("a.b");
+    const tool = (name: string) => ({ type: "function", function: { name, parameters: {} } });
+    res = await post({
+      model: "anthropic/claude-sonnet-4.5",
+      messages: [{ role: "user", content: `Go [[mock:tool=${fitted}]]` }],
+      tools: [tool("a.b"), tool(fitted)],
+    });
+    const answer = await res.json();
+    assert.equal(answer.choices[0].message.tool_calls[0].function.name, fitted);
+    const names = (g.mock.stats.calls[0].body as { tools: { name: string }[] }).tools.map((t) =>
+      t.name
+    );
+    assert.equal(new Set(names).size, 2, JSON.stringify(names));
+
+    // A blank last user message is not dropped into a prefill.
+    g.mock.reset();
+    res = await post({
+      model: "anthropic/claude-sonnet-4.5",
+      messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }, {
+        role: "user",
+        content: "  \n",
+      }],
+    });
+    await res.body?.cancel();
+    await g.mock.idle();
+    const last = (g.mock.stats.calls[0].body as { messages: { role: string }[] }).messages.at(-1)!;
+    assert.equal(last.role, "user");
   });
 });

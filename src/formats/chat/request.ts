@@ -97,7 +97,7 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
   if (reasoning) req.reasoning = reasoning;
   // OpenAI's newer name for the end-user id; `user` where both are sent.
   const safety = (body as { safety_identifier?: unknown }).safety_identifier;
-  if (body.user != null) req.user = body.user;
+  if (body.user) req.user = body.user;
   else if (typeof safety === "string" && safety !== "") req.user = safety;
   const extra = body as unknown as Record<string, unknown>;
   if (typeof extra.prompt_cache_key === "string") req.promptCacheKey = extra.prompt_cache_key;
@@ -159,7 +159,10 @@ function assistantParts(m: Extract<ChatMessage, { role: "assistant" }>): Part[] 
   if (signed.length > 0) parts.push(...signed);
   else if (reasoning) parts.push({ type: "reasoning", text: reasoning });
   const calls = m.tool_calls ?? [];
-  if (m.content != null) {
+  // The openai SDK's shape of a refusal: `refusal` beside no content. What the model said.
+  if ((m.content == null || m.content === "") && m.refusal) {
+    parts.push({ type: "text", text: m.refusal });
+  } else if (m.content != null) {
     // Clients often send `content: ""` beside tool calls; an empty text block is an error to
     // other vendors, so it is dropped there and only there.
     // A refusal replayed in the history is what the model said: text to any upstream.
@@ -208,8 +211,10 @@ function toolToInternal(t: NonNullable<ChatRequestBody["tools"]>[number]): Tool[
  * speaks it and its answer (`message.function_call`) has no counterpart in other formats.
  */
 export function usesLegacyFunctions(body: ChatRequestBody): boolean {
+  // `functions: []` and a bare "auto"/"none" declare nothing (agents with every tool off).
   const b = body as ChatRequestBody & { functions?: unknown; function_call?: unknown };
-  return b.functions != null || b.function_call != null ||
+  return (Array.isArray(b.functions) && b.functions.length > 0) ||
+    (typeof b.function_call === "object" && b.function_call !== null) ||
     body.messages.some((m) =>
       m.role === "function" || (m.role === "assistant" && !!m.function_call)
     );
@@ -381,7 +386,7 @@ function textPartToChat(p: TextPart): Obj {
 
 function imagePartToChat(p: ImagePart): Obj {
   const out: Obj = isPdfDataUrl(p.url)
-    ? { type: "file", file: { filename: p.filename ?? "document.pdf", file_data: p.url } }
+    ? { type: "file", file: { filename: p.filename || "document.pdf", file_data: p.url } }
     : {
       type: "image_url",
       image_url: p.detail ? { url: p.url, detail: p.detail } : { url: p.url },

@@ -244,7 +244,7 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
   if (!r.success) throw badRequest(describe(r.error.issues[0], []));
   const bad = r.data.messages.findIndex((m) =>
     m.role === "assistant" && m.content == null && !(m.tool_calls && m.tool_calls.length > 0) &&
-    !m.function_call
+    !m.function_call && !m.refusal
   );
   if (bad >= 0) {
     throw badRequest(`messages[${bad}].content must be given unless the message has tool_calls`);

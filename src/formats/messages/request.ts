@@ -584,8 +584,14 @@ function textOut(p: TextPart): Record<string, unknown> {
  */
 function messagesOut(messages: Message[]): Record<string, unknown>[] {
   const out: { role: string; content: Record<string, unknown>[] }[] = [];
-  for (const m of messages) {
-    const content = m.parts.flatMap((p) => partOut(p, m.role));
+  for (const [i, m] of messages.entries()) {
+    let content = m.parts.flatMap((p) => partOut(p, m.role));
+    // A last user message of blank text alone stays (Anthropic's 400 says what is wrong):
+    // dropped, it would leave the assistant's last turn as a prefill to continue.
+    if (content.length === 0 && m.role === "user" && i === messages.length - 1) {
+      const blank = m.parts.find((p) => p.type === "text");
+      if (blank) content = [textOut(blank as TextPart)];
+    }
     if (content.length === 0) continue;
     const last = out.at(-1);
     if (last && last.role === m.role) last.content.push(...content);

@@ -580,7 +580,7 @@ function toolOutput(content: (TextPart | ImagePart)[]): string | Obj[] {
 /** An image part as a responses input: a PDF as an `input_file`, anything else an image. */
 function inputFileOrImage(p: ImagePart): Obj {
   return isPdfDataUrl(p.url)
-    ? { type: "input_file", filename: p.filename ?? "document.pdf", file_data: p.url }
+    ? { type: "input_file", filename: p.filename || "document.pdf", file_data: p.url }
     : { type: "input_image", image_url: p.url, detail: p.detail ?? "auto" };
 }
 
