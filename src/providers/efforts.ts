@@ -32,16 +32,21 @@ export function nearestEffort(effort: Effort, allowed: readonly Effort[]): Effor
   return best;
 }
 
-/** `req` with its effort moved to one the model takes (the same object when it already is). */
+/**
+ * `req` with its effort moved to one the model takes (the same object when it already is).
+ * Reasoning turned off (messages' `thinking: {type: "disabled"}`) asks for the least the model
+ * takes: left unsaid, a reasoning model thinks at its default, and bills for it.
+ */
 export function withModelEffort(
   req: TextRequest,
   slug: string,
   sets: readonly EffortSet[],
 ): TextRequest {
-  const effort = req.reasoning?.effort;
+  const r = req.reasoning;
+  const effort = r?.effort ?? (r?.enabled === false ? "none" : undefined);
   if (effort === undefined || sets.length === 0) return req;
   const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
   if (!set) return req;
   const fitted = nearestEffort(effort, set.efforts);
-  return fitted === effort ? req : { ...req, reasoning: { ...req.reasoning, effort: fitted } };
+  return fitted === r?.effort ? req : { ...req, reasoning: { ...r, effort: fitted } };
 }

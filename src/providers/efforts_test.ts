@@ -33,3 +33,23 @@ Deno.test("efforts: a request's effort fitted by the first set naming the model"
   const same = req("xhigh");
   assert.equal(withModelEffort(same, "openai/gpt-5.4", sets), same);
 });
+
+Deno.test("efforts: reasoning turned off asks for the least the model takes", () => {
+  const sets = [
+    { models: ["openai/gpt-5"], efforts: ["minimal", "low", "medium", "high"] as const },
+    { models: ["openai/o3*"], efforts: ["low", "medium", "high"] as const },
+    { models: ["openai/gpt-5.4"], efforts: ["none", "low", "medium", "high", "xhigh"] as const },
+  ].map((s) => ({ ...s, efforts: [...s.efforts] }));
+  const off: TextRequest = {
+    model: "x",
+    system: [],
+    messages: [],
+    stream: false,
+    reasoning: { enabled: false },
+  };
+  assert.equal(withModelEffort(off, "openai/gpt-5", sets).reasoning?.effort, "minimal");
+  assert.equal(withModelEffort(off, "openai/o3-mini", sets).reasoning?.effort, "low");
+  assert.equal(withModelEffort(off, "openai/gpt-5.4", sets).reasoning?.effort, "none");
+  // A model no set names is left to its default, as before.
+  assert.equal(withModelEffort(off, "google/gemini-2.5-flash", sets), off);
+});

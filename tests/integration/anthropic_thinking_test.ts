@@ -126,3 +126,31 @@ Deno.test("efforts: Claude Code's max on OpenAI models reaches each as an effort
     }
   });
 });
+
+Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning model for its least", async () => {
+  await withGateway(async (g) => {
+    const cases: [string, string][] = [
+      ["openai/gpt-5", "minimal"],
+      ["openai/o3-mini", "low"],
+      ["openai/gpt-5.4", "none"],
+    ];
+    for (const [model, effort] of cases) {
+      g.mock.reset();
+      const res = await fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          max_tokens: 256,
+          thinking: { type: "disabled" },
+          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+        }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      const body = g.mock.stats.calls[0].body as { reasoning_effort?: string };
+      assert.equal(body.reasoning_effort, effort, model);
+    }
+  });
+});
