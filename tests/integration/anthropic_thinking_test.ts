@@ -95,6 +95,22 @@ Deno.test("fast mode: a -fast Claude slug is served by the aggregator under its 
   });
 });
 
+/**
+ * One messages call through the gateway, answered whole; the upstream body the mock received.
+ */
+async function messagesUpstreamBody(g: TestGateway, body: Record<string, unknown>) {
+  g.mock.reset();
+  const res = await fetch(`${g.url}/v1/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  await g.mock.idle();
+  return g.mock.stats.calls[0];
+}
+
 Deno.test("efforts: Claude Code's max on OpenAI models reaches each as an effort it takes", async () => {
   await withGateway(async (g) => {
     const cases: [string, string, string][] = [
@@ -104,22 +120,13 @@ Deno.test("efforts: Claude Code's max on OpenAI models reaches each as an effort
       ["openai/gpt-5.4", "chat", "xhigh"],
     ];
     for (const [model, protocol, effort] of cases) {
-      g.mock.reset();
-      const res = await fetch(`${g.url}/v1/messages`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model,
-          max_tokens: 2048,
-          output_config: { effort: "max" },
-          thinking: { type: "adaptive" },
-          messages: [{ role: "user", content: "Think [[mock:tokens=1]]" }],
-        }),
+      const call = await messagesUpstreamBody(g, {
+        model,
+        max_tokens: 2048,
+        output_config: { effort: "max" },
+        thinking: { type: "adaptive" },
+        messages: [{ role: "user", content: "Think [[mock:tokens=1]]" }],
       });
-      assert.equal(res.status, 200, await res.clone().text());
-      await res.body?.cancel();
-      await g.mock.idle();
-      const call = g.mock.stats.calls[0];
       assert.equal(call.protocol, protocol, model);
       const body = call.body as { reasoning_effort?: string; reasoning?: { effort?: string } };
       assert.equal(body.reasoning_effort ?? body.reasoning?.effort, effort, model);
@@ -135,21 +142,13 @@ Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning mod
       ["openai/gpt-5.4", "none"],
     ];
     for (const [model, effort] of cases) {
-      g.mock.reset();
-      const res = await fetch(`${g.url}/v1/messages`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model,
-          max_tokens: 256,
-          thinking: { type: "disabled" },
-          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
-        }),
+      const call = await messagesUpstreamBody(g, {
+        model,
+        max_tokens: 256,
+        thinking: { type: "disabled" },
+        messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
       });
-      assert.equal(res.status, 200, await res.clone().text());
-      await res.body?.cancel();
-      await g.mock.idle();
-      const body = g.mock.stats.calls[0].body as { reasoning_effort?: string };
+      const body = call.body as { reasoning_effort?: string };
       assert.equal(body.reasoning_effort, effort, model);
     }
   });
