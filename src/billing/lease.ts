@@ -1,6 +1,6 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import { newId } from "../lib/ids.ts";
-import type { Quota } from "./quota.ts";
+import { OpenIds, type Quota } from "./quota.ts";
 import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
 import { type Checkpoint, Journal } from "./journal.ts";
 
@@ -72,6 +72,8 @@ export class LeaseQuota implements Quota {
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
   #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
+  /** Capped keys' generations, held in the store. */
+  readonly #inStore = new OpenIds();
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewedAt = Date.now();
   #renewing = false;
@@ -109,7 +111,7 @@ export class LeaseQuota implements Quota {
 
   async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
     // Not in #open: its settlement goes to the store too.
-    if (opts.keyCapped) return this.store.reserve(g, opts);
+    if (opts.keyCapped) return this.#inStore.reserved(g.id, this.store.reserve(g, opts));
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
     await this.#batches.room();
     this.#startTicking();
@@ -153,7 +155,10 @@ export class LeaseQuota implements Quota {
   async settle(s: Settlement): Promise<boolean> {
     const open = takeOpen(this.#open, s);
     // Not held here (a capped key's, or a row the sweeper found): the store's own settlement.
-    if (!open) return await this.store.settle(s);
+    if (!open) {
+      this.#inStore.delete(s.generationId);
+      return await this.store.settle(s);
+    }
     this.#journal.closed(s.generationId);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
@@ -164,6 +169,10 @@ export class LeaseQuota implements Quota {
     else l.free -= s.cost;
     l.lastUsed = Date.now();
     return this.#batches.add({ open: g, created: open.created, settlement: s });
+  }
+
+  holds(generationId: string): boolean {
+    return this.#open.has(generationId) || this.#inStore.has(generationId);
   }
 
   invalidate(): void {

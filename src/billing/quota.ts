@@ -16,6 +16,11 @@ export interface Quota {
   reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean>;
   /** Settles once: a repeat is a no-op returning false. Resolves when durable. */
   settle(s: Settlement): Promise<boolean>;
+  /**
+   * The generation is open in this process (reserved, not settled): alive, whatever its row's
+   * age or checkpoint says, so this process's sweeper leaves it alone.
+   */
+  holds(generationId: string): boolean;
   /** Something outside changed balances or limits (an operator command): forget cached figures. */
   invalidate(): void;
   /**
@@ -41,12 +46,17 @@ export interface Quota {
 
 export class StoreQuota implements Quota {
   readonly peersBatch = false;
+  readonly #open = new OpenIds();
   constructor(private readonly store: Store) {}
   reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }) {
-    return this.store.reserve(g, opts);
+    return this.#open.reserved(g.id, this.store.reserve(g, opts));
   }
   settle(s: Settlement) {
+    this.#open.delete(s.generationId);
     return this.store.settle(s);
+  }
+  holds(generationId: string) {
+    return this.#open.has(generationId);
   }
   invalidate() {}
   flush() {
@@ -54,5 +64,14 @@ export class StoreQuota implements Quota {
   }
   close() {
     return Promise.resolve();
+  }
+}
+
+/** Ids of the generations a quota reserved in the store and has not settled yet. */
+export class OpenIds extends Set<string> {
+  async reserved(id: string, reserve: Promise<boolean>): Promise<boolean> {
+    const ok = await reserve;
+    if (ok) this.add(id);
+    return ok;
   }
 }

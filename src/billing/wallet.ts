@@ -99,6 +99,10 @@ export class MemoryQuota implements Quota {
     return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
 
+  holds(generationId: string): boolean {
+    return this.#open.has(generationId);
+  }
+
   invalidate(): void {
     this.#epoch++;
   }

@@ -17,11 +17,15 @@ import { checkpointStaleMs } from "../billing/journal.ts";
  */
 export async function sweep(app: AppContext, olderThanMs: number): Promise<number> {
   const dead = await app.store.expiredLeaseInstances();
-  const stale = await app.store.staleGenerations({
+  // A generation this process still has open is alive, however old its row looks: a process
+  // that slept (a laptop's lid, a stopped container) wakes with its checkpoints stale and must
+  // not bill its own live streams at them. Another instance may still sweep them; the late
+  // settlement then replaces the sweep's figures (SqlStore.settle).
+  const stale = (await app.store.staleGenerations({
     olderThanMs,
     checkpointStaleMs: olderThanMs === 0 ? 0 : checkpointStaleMs,
     instances: dead,
-  });
+  })).filter((g) => !app.quota.holds(g.id));
   for (const g of stale) {
     await settleWithRetry(app, {
       generationId: g.id,

@@ -208,3 +208,70 @@ for (const { name, open } of await testStores()) {
     }
   });
 }
+
+const QUOTAS: [string, (s: Store) => Quota & { journalNow?(now?: number): Promise<void> }][] = [
+  ["store-held", (s) => new StoreQuota(s)],
+  ...WALLETS,
+];
+
+for (const { name, open } of await testStores()) {
+  for (const [kind, quota] of QUOTAS) {
+    Deno.test(`${name}: a ${kind} generation that outlives the deadline is not swept by its own process; another's sweep is replaced by its settlement`, async () => {
+      const store = await open();
+      const q = quota(store);
+      try {
+        const { account, g } = await openOne(store, "gen_stalled");
+        assert.ok(await q.reserve(g));
+        q.watch?.(g.id, () => ({
+          cost: 4_200n,
+          costDetails: {},
+          provider: "mock",
+          upstreamModel: "mock-1",
+          tokens: { output: 42 },
+        }));
+        await q.journalNow?.(Date.now() + 1_500);
+        const checkpoint = q.journalNow ? 4_200n : 0n;
+        // The process slept past every deadline and woke: its sweeper runs, the stream still open.
+        assert.equal(await sweep(appOf(store, q), 0), 0);
+        assert.equal((await store.getGeneration(account.id, g.id))?.status, "running");
+        // Another instance saw only a stale row and closed it at its checkpoint.
+        assert.equal(await sweep(appOf(store, new StoreQuota(store)), 0), 1);
+        assert.deepEqual(
+          [
+            (await store.getGeneration(account.id, g.id))?.status,
+            (await store.getAccount(account.id))?.balance,
+          ],
+          ["interrupted", 1_000_000n - checkpoint],
+        );
+        // The stream ends and settles what its client was told: that is what is debited.
+        assert.ok(
+          await q.settle({
+            generationId: g.id,
+            status: "completed",
+            cost: 7_000n,
+            costDetails: {},
+            provider: "mock",
+            upstreamModel: "mock-1",
+            finishReason: "stop",
+            tokens: { input: 10, output: 70 },
+            usageSource: "upstream",
+            latencyMs: 5,
+            ttftMs: 1,
+            error: null,
+          }),
+        );
+        await q.close();
+        await store.expireLeases();
+        const row = (await store.getGeneration(account.id, g.id))!;
+        assert.deepEqual([row.status, row.cost], ["completed", 7_000n]);
+        const a = (await store.getAccount(account.id))!;
+        assert.deepEqual([a.balance, a.held], [1_000_000n - 7_000n, 0n]);
+        const debits = (await store.listLedger(account.id)).filter((e) => e.generationId === g.id);
+        assert.deepEqual(debits.map((e) => e.amount), [-7_000n]);
+      } finally {
+        await q.close().catch(() => {});
+        await store.close();
+      }
+    });
+  }
+}

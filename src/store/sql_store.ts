@@ -129,6 +129,79 @@ function recordSettledSql(leased: boolean): string {
 const RECORD_SETTLED = recordSettledSql(false);
 const RECORD_SETTLED_LEASED = recordSettledSql(true);
 
+/** A settlement's figures as `settle` and SETTLE_LATE set them ($2–$16 of `settleParams`). */
+const SETTLED_COLUMNS = `status = $2, cost = $3::bigint, cost_details = $4::text::jsonb,
+           provider = $5, upstream_model = $6, finish_reason = $7, input_tokens = $8,
+           output_tokens = $9, cache_read_tokens = $10, cache_write_tokens = $11,
+           reasoning_tokens = $12, usage_source = $13, latency_ms = $14, ttft_ms = $15,
+           error = $16, finished = clock_timestamp()`;
+
+function settleParams(s: Settlement): unknown[] {
+  const t = s.tokens;
+  return [
+    s.generationId,
+    s.status,
+    s.cost,
+    JSON.stringify(s.costDetails),
+    s.provider,
+    s.upstreamModel,
+    s.finishReason,
+    t.input ?? null,
+    t.output ?? null,
+    t.cacheRead ?? null,
+    t.cacheWrite ?? null,
+    t.reasoning ?? null,
+    s.usageSource,
+    s.latencyMs,
+    s.ttftMs,
+    storable(s.error),
+    newId("led"),
+  ];
+}
+
+/**
+ * The real settlement of a generation the sweeper closed as `interrupted` while the instance
+ * serving it was stalled, not dead (frozen past its lease, or a store-held generation running
+ * longer than the sweep deadline): it replaces the sweeper's checkpoint figures, or the
+ * response's `usage.cost` would differ from the debit. The balance and the key's spend move by
+ * the difference, and the generation's one debit entry becomes its cost (still one entry per
+ * generation). The hold went back with the sweep. `$18`, a leasing instance, pays the
+ * difference out of its current lease, where it has one; none left, the balance pays, and may
+ * go below what other instances hold: the stalled instance's generations were admitted
+ * against money that was leased when they began. Once applied the row is no longer
+ * `interrupted`, so a retried settlement changes nothing.
+ */
+const SETTLE_LATE = `WITH prev AS (
+         SELECT id, cost FROM generations WHERE id = $1 AND status = 'interrupted' FOR UPDATE
+       ), g AS (
+         UPDATE generations SET ${SETTLED_COLUMNS}
+         FROM prev WHERE generations.id = prev.id
+         RETURNING generations.account_id, generations.key_id, generations.cost,
+           generations.cost - prev.cost AS delta
+       ), lo AS (
+         SELECT leases.account_id, GREATEST(LEAST(leases.amount, g.delta), 0) AS used
+         FROM leases JOIN g ON g.account_id = leases.account_id
+         WHERE leases.instance = $18
+         FOR UPDATE OF leases
+       ), ls AS (
+         UPDATE leases SET amount = leases.amount - lo.used FROM lo
+         WHERE leases.instance = $18 AND leases.account_id = lo.account_id
+       ), a AS (
+         UPDATE accounts SET balance = accounts.balance - g.delta,
+           held = accounts.held - coalesce(lo.used, 0)
+         FROM g LEFT JOIN lo ON lo.account_id = g.account_id
+         WHERE accounts.id = g.account_id
+       ), l AS (
+         INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
+         SELECT $17, g.account_id, -g.cost, 'debit', $1, clock_timestamp() FROM g
+         WHERE g.delta <> 0
+         ON CONFLICT (generation_id) DO UPDATE SET amount = EXCLUDED.amount
+       ), k AS (
+         UPDATE api_keys SET spent = api_keys.spent + g.delta
+         FROM g WHERE api_keys.id = g.key_id AND g.delta <> 0
+       )
+       SELECT 1 AS settled FROM g`;
+
 /**
  * Generations in flight, journaled (`$1` a JSON array): inserted running with hold 0, or their
  * checkpoint moved on. Never a settled row: that settlement already said the last word.
@@ -465,15 +538,10 @@ export class SqlStore implements Store {
 
   async settle(s: Settlement): Promise<boolean> {
     if (s.cost < 0n) throw new RangeError("a cost cannot be negative");
-    const t = s.tokens;
+    const params = settleParams(s);
     const rows = await this.#db.query(
       `WITH g AS (
-         UPDATE generations SET
-           status = $2, cost = $3::bigint, cost_details = $4::text::jsonb, provider = $5,
-           upstream_model = $6, finish_reason = $7, input_tokens = $8, output_tokens = $9,
-           cache_read_tokens = $10, cache_write_tokens = $11, reasoning_tokens = $12,
-           usage_source = $13, latency_ms = $14, ttft_ms = $15, error = $16,
-           finished = clock_timestamp()
+         UPDATE generations SET ${SETTLED_COLUMNS}
          WHERE id = $1 AND status = 'running'
          RETURNING account_id, key_id, hold, cost
        ), a AS (
@@ -488,26 +556,24 @@ export class SqlStore implements Store {
          FROM g WHERE api_keys.id = g.key_id AND g.cost > 0
        )
        SELECT 1 AS settled FROM g`,
-      [
-        s.generationId,
-        s.status,
-        s.cost,
-        JSON.stringify(s.costDetails),
-        s.provider,
-        s.upstreamModel,
-        s.finishReason,
-        t.input ?? null,
-        t.output ?? null,
-        t.cacheRead ?? null,
-        t.cacheWrite ?? null,
-        t.reasoning ?? null,
-        s.usageSource,
-        s.latencyMs,
-        s.ttftMs,
-        storable(s.error),
-        newId("led"),
-      ],
+      params,
     );
+    if (rows.length === 1) return true;
+    return await this.#settleLate(this.#db, s, params);
+  }
+
+  /**
+   * A settlement that finds its generation `interrupted` instead of running: see SETTLE_LATE.
+   * The sweeper's own (`interrupted`) settlements never replace one another.
+   */
+  async #settleLate(
+    db: Pick<Db, "query">,
+    s: Settlement,
+    params = settleParams(s),
+    lease: string | null = null,
+  ): Promise<boolean> {
+    if (s.status === "interrupted") return false;
+    const rows = await db.query(SETTLE_LATE, [...params, lease]);
     return rows.length === 1;
   }
 
@@ -539,16 +605,39 @@ export class SqlStore implements Store {
     const json = JSON.stringify(rows);
     if (lease !== undefined) {
       const accounts = JSON.stringify([...new Set(rows.map((r) => r.account_id))]);
-      const inserted = await this.#db.transaction(async (tx) => {
+      return await this.#db.transaction(async (tx) => {
         await tx.query(LOCK_ACCOUNTS, [accounts]);
-        return tx.query<{ id: string }>(RECORD_SETTLED_LEASED, [json, lease]);
+        const done = await tx.query<{ id: string }>(RECORD_SETTLED_LEASED, [json, lease]);
+        return this.#withLate(tx, items, done, lease);
       });
-      return inserted.map((r) => r.id);
     }
-    const inserted = this.#db.trustedBatch
+    const done = this.#db.trustedBatch
       ? await this.#db.trustedBatch<{ id: string }>("record_settled", RECORD_SETTLED, json)
       : await this.#db.query<{ id: string }>(RECORD_SETTLED, [json]);
-    return inserted.map((r) => r.id);
+    return this.#withLate(this.#db, items, done, null);
+  }
+
+  /**
+   * The batch's ids settled, and those of its rows the batch skipped that were interrupted
+   * meanwhile, settled late (almost always none: a skipped row is one a retried batch had
+   * already written).
+   */
+  async #withLate(
+    db: Pick<Db, "query">,
+    items: SettledGeneration[],
+    rows: { id: string }[],
+    lease: string | null,
+  ): Promise<string[]> {
+    const ids = rows.map((r) => r.id);
+    if (ids.length === items.length) return ids;
+    const written = new Set(ids);
+    for (const { settlement } of items) {
+      if (written.has(settlement.generationId)) continue;
+      if (await this.#settleLate(db, settlement, undefined, lease)) {
+        ids.push(settlement.generationId);
+      }
+    }
+    return ids;
   }
 
   async journal(items: GenerationCheckpoint[], instance?: string): Promise<void> {

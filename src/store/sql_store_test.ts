@@ -305,6 +305,87 @@ for (const { name, open: openStore } of await testStores()) {
     await invariants(store, account.id);
   });
 
+  /** The sweeper's settlement of `g` at its checkpoint `cost` (pipeline/sweeper.ts). */
+  const swept = (g: GenerationOpen, cost: bigint): Settlement => ({
+    ...settlement(g.id, cost),
+    status: "interrupted",
+    finishReason: null,
+    usageSource: cost > 0n ? "counted" : "none",
+    error: "interrupted: the gateway instance serving it stopped",
+  });
+  const debitsOf = async (store: Store, accountId: string, g: GenerationOpen) =>
+    (await store.listLedger(accountId)).filter((e) => e.generationId === g.id).map((e) => e.amount);
+
+  for (const [checkpointed, final] of [[300n, 700n], [500n, 200n], [0n, 400n], [400n, 0n]]) {
+    test(`a late settlement (${final}) replaces the sweep's checkpoint (${checkpointed}): one debit, at the cost`, async (store) => {
+      const { account, key } = await seed(store, 10_000n);
+      const g = open(account.id, key.id, 1_000n);
+      assert.equal(await store.reserve(g), true);
+      // The instance stalls past the deadline: the sweeper bills the checkpoint, frees the hold.
+      assert.equal(await store.settle(swept(g, checkpointed)), true);
+      assert.equal(await store.settle(swept(g, 999n)), false, "a second sweep changes nothing");
+      // The instance wakes and settles what the client was told it cost.
+      assert.equal(await store.settle(settlement(g.id, final)), true);
+      assert.equal(await store.settle(settlement(g.id, 9_000n)), false, "a retry is a no-op");
+      const gen = (await store.getGeneration(account.id, g.id))!;
+      assert.deepEqual([gen.status, gen.cost, gen.error, gen.finishReason], [
+        "completed",
+        final,
+        null,
+        "stop",
+      ]);
+      const a = (await store.getAccount(account.id))!;
+      assert.deepEqual([a.balance, a.held], [10_000n - final, 0n]);
+      assert.equal((await store.listKeys(account.id))[0].spent, final);
+      const debits = await debitsOf(store, account.id, g);
+      assert.deepEqual(debits, checkpointed === 0n && final === 0n ? [] : [-final]);
+      await invariants(store, account.id);
+    });
+  }
+
+  test("a batch's row the sweeper interrupted is settled late, in the batch; the others as usual", async (store) => {
+    const { account, key } = await seed(store, 10_000n);
+    const g1 = open(account.id, key.id, 0n);
+    const g2 = open(account.id, key.id, 0n);
+    await store.journal([checkpoint(g1, 250n)]);
+    assert.equal(await store.settle(swept(g1, 250n)), true);
+    assert.deepEqual(
+      (await store.recordSettled([settled(g1, 900n), settled(g2, 50n)])).sort(),
+      [
+        g1.id,
+        g2.id,
+      ].sort(),
+    );
+    assert.deepEqual(await store.recordSettled([settled(g1, 900n), settled(g2, 50n)]), []);
+    assert.equal((await store.getGeneration(account.id, g1.id))?.cost, 900n);
+    assert.equal((await store.getAccount(account.id))?.balance, 10_000n - 950n);
+    assert.deepEqual(await debitsOf(store, account.id, g1), [-900n]);
+    assert.equal((await store.listKeys(account.id))[0].spent, 950n);
+    await invariants(store, account.id);
+  });
+
+  test("a leased instance's late settlement takes the difference out of its lease, where it has one", async (store) => {
+    const { account, key } = await seed(store, 10_000n);
+    const g1 = open(account.id, key.id, 0n);
+    const g2 = open(account.id, key.id, 0n);
+    await store.journal([checkpoint(g1, 100n), checkpoint(g2, 100n)], "ins_a");
+    for (const g of [g1, g2]) assert.equal(await store.settle(swept(g, 100n)), true);
+    // The lease it had is gone (swept); it woke and leased anew.
+    await store.lease("ins_a", account.id, 1_000n, 1_000n, 60_000);
+    assert.deepEqual(await store.recordSettled([settled(g1, 400n)], "ins_a"), [g1.id]);
+    let a = (await store.getAccount(account.id))!;
+    // 100 debited by the sweep, 300 more now, out of the lease: the free balance is unchanged.
+    assert.deepEqual([a.balance, a.held, await store.leased(account.id)], [9_500n, 700n, 700n]);
+    // No lease left: the balance pays the difference.
+    await store.endLease("ins_a", account.id);
+    assert.deepEqual(await store.recordSettled([settled(g2, 150n)], "ins_a"), [g2.id]);
+    a = (await store.getAccount(account.id))!;
+    assert.deepEqual([a.balance, a.held], [9_450n, 0n]);
+    assert.deepEqual(await debitsOf(store, account.id, g1), [-400n]);
+    assert.deepEqual(await debitsOf(store, account.id, g2), [-150n]);
+    await invariants(store, account.id);
+  });
+
   test("ledger and generations agree after mixed traffic", async (store) => {
     const { account, key } = await seed(store, 3n * RUB);
     await store.topup(account.id, 2n * RUB, "t1");

@@ -184,7 +184,9 @@ export interface Store {
   reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean>;
   /**
    * One transaction: debits the cost, releases the hold, writes the ledger entry (unique per
-   * generation) and closes the generation row. A repeat is a no-op returning false.
+   * generation) and closes the generation row. A repeat is a no-op returning false. A row the
+   * sweeper closed as `interrupted` (its instance stalled) takes the settlement's figures, and
+   * the balance, key spend and debit entry move by the difference.
    */
   settle(s: Settlement): Promise<boolean>;
 
@@ -193,8 +195,8 @@ export interface Store {
    * wallet, or the leased one when `lease` names its instance, whose lease then pays the
    * costs): each row is inserted already settled, with its debit, ledger entry and key spend,
    * all in one statement for the whole batch. A journaled (running) row is settled in place;
-   * a generation id already settled is skipped, so a retried batch applies once. Returns the
-   * ids settled now.
+   * a generation id already settled is skipped, so a retried batch applies once; an
+   * `interrupted` one is settled late, as `settle` does. Returns the ids settled now.
    */
   recordSettled(items: SettledGeneration[], lease?: string): Promise<string[]>;
   /**
