@@ -323,3 +323,37 @@ Deno.test("chat edge cases: functions: [], legacy functions beside stop, the SDK
     assert.equal(last.role, "user");
   });
 });
+
+Deno.test("Anthropic's server tools (other than web search) reach only Anthropic: elsewhere a 400, nothing sent or debited", async () => {
+  await withGateway(async (g) => {
+    const post = (model: string) =>
+      fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": g.key, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          max_tokens: 50,
+          messages: [{ role: "user", content: "List the files [[mock:tokens=1]]" }],
+          tools: [{ type: "bash_20250124", name: "bash" }],
+          tool_choice: { type: "tool", name: "bash" },
+        }),
+      });
+    const before = (await g.store.getAccount(g.accountId))!.balance;
+    let res = await post("openai/gpt-4o-mini");
+    assert.equal(res.status, 400);
+    const err = await res.json();
+    assert.equal(err.type, "error");
+    assert.equal(err.error.type, "invalid_request_error");
+    assert.match(err.error.message, /tools\[0\]: tool type "bash_20250124"/);
+    assert.equal(g.mock.stats.calls.length, 0);
+    await g.settled();
+    assert.equal((await g.store.getAccount(g.accountId))!.balance, before);
+    // Claude gets the tool as sent.
+    res = await post("anthropic/claude-sonnet-4.5");
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as { tools: unknown[] };
+    assert.deepEqual(sent.tools, [{ type: "bash_20250124", name: "bash" }]);
+  });
+});

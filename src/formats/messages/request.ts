@@ -216,6 +216,13 @@ const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|mcp_tool_result|[a-z_]
  * the vendor itself, where it passes through as sent. For the pipeline's `upstreamsFor`.
  */
 export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
+  const vendorOnly = vendorOnlyFeature(body);
+  if (vendorOnly) {
+    return {
+      protocols: ["anthropic-messages"],
+      reason: `${vendorOnly} can be sent only to an Anthropic model`,
+    };
+  }
   const block = uncarriedBlock(body);
   if (!block) return undefined;
   const [b, at] = block;
@@ -228,6 +235,25 @@ export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
     protocols: ["anthropic-messages"],
     reason: `${at}: ${what} can be sent only to an Anthropic model`,
   };
+}
+
+/**
+ * A server tool other than web search (bash, text editor, code execution, web fetch, memory,
+ * computer use, …) or the MCP connector's `mcp_servers`: Anthropic runs them, and another model
+ * would answer without them, billed for an answer that never saw the tools it was given (and
+ * a `tool_choice` naming one would reach it naming a tool it was not sent). The web search
+ * tool is carried (the internal hosted search); `context_management` only trims what Claude
+ * keeps, so another model goes without it.
+ */
+function vendorOnlyFeature(body: MessagesRequest): string | undefined {
+  for (const [i, t] of (body.tools ?? []).entries()) {
+    if (t.type === undefined || t.type === "custom" || t.type.startsWith("web_search_")) continue;
+    return `tools[${i}]: tool type ${JSON.stringify(t.type)}`;
+  }
+  const extra = body as { mcp_servers?: unknown; container?: unknown };
+  if (Array.isArray(extra.mcp_servers) && extra.mcp_servers.length > 0) return "mcp_servers";
+  if (extra.container !== undefined && extra.container !== null) return "container";
+  return undefined;
 }
 
 /** The first block the internal form cannot carry, and where it is (a path made only then). */
@@ -587,8 +613,13 @@ function messagesOut(messages: Message[]): Record<string, unknown>[] {
   for (const [i, m] of messages.entries()) {
     let content = m.parts.flatMap((p) => partOut(p, m.role));
     // A last user message of blank text alone stays (Anthropic's 400 says what is wrong):
-    // dropped, it would leave the assistant's last turn as a prefill to continue.
-    if (content.length === 0 && m.role === "user" && i === messages.length - 1) {
+    // dropped, it would leave the assistant's last turn as a prefill to continue. After a
+    // user turn (the assistant's between them was blank too) it goes: merged into that turn,
+    // it would only be refused.
+    if (
+      content.length === 0 && m.role === "user" && i === messages.length - 1 &&
+      out.at(-1)?.role !== "user"
+    ) {
       const blank = m.parts.find((p) => p.type === "text");
       if (blank) content = [textOut(blank as TextPart)];
     }

@@ -206,6 +206,33 @@ Deno.test("toInternal: thinking, effort, sampling, stop sequences, user", () => 
 // ---------------------------------------------------------------------------------------------
 // fromInternal
 
+Deno.test("fromInternal: a blank last user message after a blank assistant turn is dropped, not merged as an empty block", () => {
+  const text = (t: string) => [{ type: "text" as const, text: t }];
+  const body = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: text("Hi") },
+        { role: "assistant", parts: text("") },
+        { role: "user", parts: text(" ") },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual(body.messages, [{ role: "user", content: [{ type: "text", text: "Hi" }] }]);
+  // After the assistant's turn it stays: dropped, that turn would become a prefill.
+  const kept = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: text("Hi") },
+        { role: "assistant", parts: text("Hello") },
+        { role: "user", parts: text(" ") },
+      ],
+    }),
+    UPSTREAM,
+  ).messages as { role: string }[];
+  assert.equal(kept.at(-1)?.role, "user");
+});
+
 Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
   const body = fromInternal(req({ maxTokens: 50, stream: true }), UPSTREAM);
   assert.equal(body.model, UPSTREAM);
@@ -954,6 +981,54 @@ Deno.test("upstreamsFor: other blocks reach only Anthropic, and the reason names
     assert.ok(n.reason.startsWith(`${where}: `), n.reason);
     assert.match(n.reason, what);
   }
+});
+
+Deno.test("upstreamsFor: server tools other than web search, MCP servers and a container reach only Anthropic", () => {
+  const needOf = (extra: Record<string, unknown>) =>
+    upstreamsFor(validateMessagesRequest({
+      model: SLUG,
+      max_tokens: 10,
+      messages: [{ role: "user", content: "q" }],
+      ...extra,
+    }));
+  const custom = { name: "f", input_schema: { type: "object" } };
+  for (
+    const [extra, what] of [
+      [
+        { tools: [custom, { type: "bash_20250124", name: "bash" }] },
+        /^tools\[1\]: tool type "bash_20250124"/,
+      ],
+      [
+        { tools: [{ type: "text_editor_20250728", name: "str_replace_based_edit_tool" }] },
+        /text_editor/,
+      ],
+      [{ tools: [{ type: "code_execution_20250825", name: "code_execution" }] }, /code_execution/],
+      [{ tools: [{ type: "web_fetch_20250910", name: "web_fetch" }] }, /web_fetch/],
+      [
+        { mcp_servers: [{ type: "url", url: "https://mcp.example.com", name: "m" }] },
+        /^mcp_servers/,
+      ],
+      [{ container: "container_1" }, /^container/],
+    ] as const
+  ) {
+    const n = needOf(extra);
+    assert.deepEqual(n?.protocols, ["anthropic-messages"], JSON.stringify(extra));
+    assert.match(n.reason, what);
+    assert.match(n.reason, /can be sent only to an Anthropic model$/);
+  }
+  // Custom tools, the web search (carried as the hosted search) and Claude Code's
+  // context_management go to any model.
+  assert.equal(
+    needOf({
+      tools: [custom, { type: "custom", ...custom, name: "g" }, {
+        type: "web_search_20250305",
+        name: "web_search",
+      }],
+      context_management: { edits: [{ type: "clear_thinking_20251015" }] },
+      mcp_servers: [],
+    }),
+    undefined,
+  );
 });
 
 Deno.test("passThroughRequest: enabled thinking goes when the last tool turn or a prefill has none (a session begun on another vendor)", () => {
