@@ -281,6 +281,32 @@ export function decodeAndRoute(
 }
 
 /**
+ * How many stop sequences an upstream API takes, where it is fewer than a client may send:
+ * OpenAI's chat API 4 (a messages client may send any number), its responses API none.
+ */
+const STOP_LIMIT: Partial<Record<Protocol, number>> = { "openai-chat": 4, "openai-responses": 0 };
+
+/**
+ * A transcoded call's stop sequences for one upstream protocol: those it takes go in the body
+ * (so the model stops there itself), and past its limit the gateway keeps them all, as it does
+ * for a model that takes none (`keptStop`).
+ */
+function stopsFor(
+  call: TextCall,
+  protocol: Protocol,
+): { request: TextRequest; keptStop?: string[] } {
+  const stop = call.request.stop;
+  const limit = STOP_LIMIT[protocol];
+  if (!stop?.length || limit === undefined || stop.length <= limit) {
+    return { request: call.request, keptStop: call.keptStop };
+  }
+  return {
+    request: { ...call.request, stop: limit > 0 ? stop.slice(0, limit) : undefined },
+    keptStop: stop,
+  };
+}
+
+/**
  * A hosted web search transcoded for OpenAI's own API goes to its responses API: its chat API
  * has no search tool (bar its search-preview models), and the search would be dropped.
  * OpenRouter's chat dialect runs it as its web plugin; a client of the chat format itself
@@ -450,13 +476,16 @@ async function attempt(
     // transcoding: its calls pass through.)
     const pass = c.protocol === call.format.sameProtocol &&
       (!call.keptStop || !!c.provider.quirks.openrouterUsage);
+    const stops = pass
+      ? { request: call.request, keptStop: undefined }
+      : stopsFor(call, c.protocol);
     // Upstreams take tool names of [a-zA-Z0-9_-], 64 characters at most (see tool_names.ts).
-    const renamed = !pass ? withShortToolNames(call.request) : undefined;
+    const renamed = !pass ? withShortToolNames(stops.request) : undefined;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(
         withModelEffort(
-          renamed?.request ?? call.request,
+          renamed?.request ?? stops.request,
           call.model.id,
           c.provider.reasoningEfforts,
         ),
@@ -514,6 +543,7 @@ async function attempt(
       meter,
       ctx,
       toolNames: renamed?.names,
+      keptStop: stops.keptStop,
     };
     const result = call.request.stream
       ? await startStream(answer, c, app, req.signal)
@@ -610,6 +640,8 @@ interface Answer {
   ctx: EncodeContext;
   /** Short tool names the upstream was sent, to the client's (tool_names.ts). */
   toolNames?: Map<string, string>;
+  /** Stop sequences the gateway applies to this answer (stop_sequences.ts). */
+  keptStop?: string[];
 }
 
 /**
@@ -624,10 +656,7 @@ async function startStream(
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const stage = new StreamStage({
-    decoder: stoppingDecoder(
-      clientNamesDecoder(proto.createDecoder(), toolNames),
-      pass ? undefined : call.keptStop,
-    ),
+    decoder: stoppingDecoder(clientNamesDecoder(proto.createDecoder(), toolNames), answer.keptStop),
     encoder: pass ? undefined : call.format.createEncoder(ctx),
     pass: pass ? call.format.createPassThrough(ctx) : undefined,
   }, meter);
@@ -784,7 +813,7 @@ async function wholeBody(
     events.push(e);
     meter.observe(e);
   };
-  const stop = !pass && call.keptStop ? new StopScanner(call.keptStop) : undefined;
+  const stop = answer.keptStop ? new StopScanner(answer.keptStop) : undefined;
   try {
     proto.decodeBody(
       json,

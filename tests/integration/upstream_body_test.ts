@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { shortToolName } from "../../src/formats/tool_names.ts";
 
@@ -355,5 +356,35 @@ Deno.test("Anthropic's server tools (other than web search) reach only Anthropic
     await g.mock.idle();
     const sent = g.mock.stats.calls[0].body as { tools: unknown[] };
     assert.deepEqual(sent.tools, [{ type: "bash_20250124", name: "bash" }]);
+  });
+});
+
+Deno.test("more stop sequences than OpenAI's chat API takes: the first four go upstream, the gateway keeps them all", async () => {
+  await withGateway(async (g) => {
+    const client = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const stop_sequences = ["w1", "w2", "w3", "w4", " tok3"];
+    const r = await client.messages.create({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 50,
+      stop_sequences,
+      messages: [{ role: "user", content: "Count [[mock:tokens=6]]" }],
+    });
+    assert.deepEqual(r.content, [{ type: "text", text: "tok0 tok1 tok2" }]);
+    assert.deepEqual([r.stop_reason, r.stop_sequence], ["stop_sequence", " tok3"]);
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "chat");
+    assert.deepEqual((call.body as { stop?: unknown }).stop, ["w1", "w2", "w3", "w4"]);
+
+    const stream = client.messages.stream({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 50,
+      stop_sequences,
+      messages: [{ role: "user", content: "Count again [[mock:tokens=6]]" }],
+    });
+    let text = "";
+    stream.on("text", (t) => text += t);
+    const final = await stream.finalMessage();
+    assert.equal(text, "tok0 tok1 tok2");
+    assert.deepEqual([final.stop_reason, final.stop_sequence], ["stop_sequence", " tok3"]);
   });
 });
