@@ -388,3 +388,27 @@ Deno.test("more stop sequences than OpenAI's chat API takes: the first four go u
     assert.deepEqual([final.stop_reason, final.stop_sequence], ["stop_sequence", " tok3"]);
   });
 });
+
+Deno.test("a responses client's prompt_cache_key turns on Claude's automatic prompt caching", async () => {
+  await withGateway(async (g) => {
+    const res = await fetch(`${g.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "anthropic/claude-sonnet-4.5",
+        instructions: "You are a coding agent.",
+        input: [{ role: "user", content: [{ type: "input_text", text: "Hi [[mock:tokens=1]]" }] }],
+        prompt_cache_key: "019a-session",
+        stream: true,
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    await g.mock.idle();
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "messages");
+    assert.deepEqual((call.body as { cache_control?: unknown }).cache_control, {
+      type: "ephemeral",
+    });
+  });
+});

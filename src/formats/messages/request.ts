@@ -488,8 +488,22 @@ export function fromInternal(
   const stop = req.stop?.filter((s) => s.trim() !== "");
   if (stop && stop.length > 0) body.stop_sequences = stop;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
+  // A client that names a prompt cache (Codex does, every turn) expects OpenAI's automatic
+  // caching; Claude caches only where asked. Its automatic breakpoint goes on the last
+  // cacheable block and moves forward with the conversation, so each turn reads the last one's
+  // prefix (a tenth of the input price) instead of paying for it whole. Marks the client set
+  // itself are left as they are.
+  if (req.promptCacheKey !== undefined && !hasCacheMarks(req)) {
+    body.cache_control = { type: "ephemeral" };
+  }
   body.stream = req.stream;
   return body;
+}
+
+function hasCacheMarks(req: TextRequest): boolean {
+  const marked = (x: { cacheControl?: unknown }) => x.cacheControl !== undefined;
+  return req.system.some(marked) || (req.tools ?? []).some(marked) ||
+    req.messages.some((m) => m.parts.some((p) => "cacheControl" in p && marked(p)));
 }
 
 /**

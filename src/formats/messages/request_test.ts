@@ -233,6 +233,30 @@ Deno.test("fromInternal: a blank last user message after a blank assistant turn 
   assert.equal(kept.at(-1)?.role, "user");
 });
 
+Deno.test("fromInternal: a named prompt cache asks Claude for its automatic breakpoint, unless the client marked its own", () => {
+  assert.deepEqual(fromInternal(req({ promptCacheKey: "k" }), UPSTREAM).cache_control, {
+    type: "ephemeral",
+  });
+  assert.equal(fromInternal(req({}), UPSTREAM).cache_control, undefined);
+  const marked = req({
+    promptCacheKey: "k",
+    system: [{ type: "text", text: "sys", cacheControl: { type: "ephemeral" } }],
+  });
+  const body = fromInternal(marked, UPSTREAM);
+  assert.equal(body.cache_control, undefined);
+  assert.deepEqual((body.system as Record<string, unknown>[])[0].cache_control, {
+    type: "ephemeral",
+  });
+  const markedTurn = req({
+    promptCacheKey: "k",
+    messages: [{
+      role: "user",
+      parts: [{ type: "text", text: "hi", cacheControl: { type: "ephemeral", ttl: "1h" } }],
+    }],
+  });
+  assert.equal(fromInternal(markedTurn, UPSTREAM).cache_control, undefined);
+});
+
 Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
   const body = fromInternal(req({ maxTokens: 50, stream: true }), UPSTREAM);
   assert.equal(body.model, UPSTREAM);

@@ -95,6 +95,17 @@ Deno.test("encoder: response.completed carries the final object with usage, cost
   });
 });
 
+Deno.test("encoder: a billed cache write is reported beside the cached tokens", () => {
+  const cost = fakeCost({ input: 5_000, output: 3, cacheRead: 1_000, cacheWrite: 3_500 });
+  const r = frames(encodeAll(TEXT, cost)).at(-1)![1].response as {
+    usage: { input_tokens_details: unknown };
+  };
+  assert.deepEqual(r.usage.input_tokens_details, {
+    cached_tokens: 1_000,
+    cache_write_tokens: 3_500,
+  });
+});
+
 Deno.test("encoder: the non-streaming body is the stream's final response object", () => {
   const fs = frames(encodeAll(TEXT));
   assert.deepEqual(encodeResponsesBody(TEXT, cost0, ctx), fs.at(-1)![1].response);

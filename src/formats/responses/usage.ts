@@ -7,11 +7,14 @@
  * |--------------------------------------------|-----------|
  * | input_tokens                               | input     |
  * | input_tokens_details.cached_tokens         | cacheRead |
+ * | input_tokens_details.cache_write_tokens    | cacheWrite|
  * | output_tokens                              | output    |
  * | output_tokens_details.reasoning_tokens     | reasoning |
  * | cost (OpenRouter's responses API, USD)     | costUsd   |
  *
- * The format has no cache-write figure: a write is part of `input_tokens` and priced as input.
+ * OpenAI's format has no cache-write figure (its caching writes for free); OpenRouter's adds
+ * `cache_write_tokens` beside `cached_tokens`, as chat's does, and so does the gateway where a
+ * write was billed (Claude's prompt cache, at its write price).
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
@@ -23,6 +26,7 @@ const RESPONSES_USAGE: UsageFields = {
   input: ["input_tokens"],
   output: ["output_tokens"],
   cacheRead: ["input_tokens_details", "cached_tokens"],
+  cacheWrite: ["input_tokens_details", "cache_write_tokens"],
   reasoning: ["output_tokens_details", "reasoning_tokens"],
 };
 
@@ -54,9 +58,11 @@ export function usageToResponses(cost: CostReport): Obj {
   const u = cost.usage;
   const input = u.input ?? 0;
   const output = u.output ?? 0;
+  const inputDetails: Obj = { cached_tokens: u.cacheRead ?? 0 };
+  if (u.cacheWrite !== undefined) inputDetails.cache_write_tokens = u.cacheWrite;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.cacheRead ?? 0 },
+    input_tokens_details: inputDetails,
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
     total_tokens: input + output,
