@@ -412,3 +412,43 @@ Deno.test("a responses client's prompt_cache_key turns on Claude's automatic pro
     });
   });
 });
+
+Deno.test("Claude Code's tool search on another vendor's model: a tool_reference result reaches it as text", async () => {
+  await withGateway(async (g) => {
+    const query = { name: "mcp__db__query", input_schema: { type: "object" }, defer_loading: true };
+    const res = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": g.key, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-4o-mini",
+        max_tokens: 50,
+        tools: [{ name: "ToolSearch", input_schema: { type: "object" } }, query],
+        messages: [
+          { role: "user", content: "Find the db tool" },
+          {
+            role: "assistant",
+            content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { q: "db" } }],
+          },
+          {
+            role: "user",
+            content: [{
+              type: "tool_result",
+              tool_use_id: "toolu_1",
+              content: [{ type: "tool_reference", tool_name: "mcp__db__query" }],
+            }, { type: "text", text: "go [[mock:tokens=1]]" }],
+          },
+        ],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as {
+      messages: { role: string; content: unknown }[];
+      tools: { function: { name: string } }[];
+    };
+    const result = sent.messages.find((m) => m.role === "tool")!;
+    assert.match(JSON.stringify(result.content), /Tool loaded: mcp__db__query/);
+    assert.ok(sent.tools.some((t) => t.function.name === "mcp__db__query"));
+  });
+});

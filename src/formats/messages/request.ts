@@ -183,6 +183,13 @@ function blockToParts(b: ContentBlockParam): Part[] {
       const head = [r.title, r.source].filter((x) => typeof x === "string" && x !== "");
       return [{ type: "text", text: [...head, body].filter((x) => x !== "").join("\n\n") }];
     }
+    case "tool_reference": {
+      // Claude Code's tool search answers with references that load deferred tools into
+      // Claude's context. Another model was sent every tool in full (`defer_loading` is
+      // Anthropic's), so the reference only tells it the tool is there to call.
+      const name = (b as { tool_name?: unknown }).tool_name;
+      return typeof name === "string" ? [{ type: "text", text: `Tool loaded: ${name}` }] : [];
+    }
     default:
       // Blocks of the vendor's own server tools in an earlier turn (a search it ran, its
       // results) have no counterpart elsewhere; any other kind was refused (upstreamsFor).
@@ -200,6 +207,7 @@ const CARRIED_BLOCKS = new Set([
   "redacted_thinking",
   "document",
   "search_result",
+  "tool_reference",
 ]);
 
 /**
