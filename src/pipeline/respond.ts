@@ -99,10 +99,10 @@ export function streamToClient(o: {
           o.log?.(e);
           return end(false);
         }
-        if (text) {
-          ctl.enqueue(enc.encode(text));
-          return;
-        }
+        if (text) ctl.enqueue(enc.encode(text));
+        // The upstream reported an error: what it says after that is at most its usage.
+        if (stage.failed) return end(stage.usageMayFollow && await readUsageTail(reader, stage));
+        if (text) return;
       }
     },
     cancel() {
@@ -116,6 +116,32 @@ export function streamToClient(o: {
       close("cancelled");
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * After an upstream's in-stream error, how long its usage is waited for before the stream
+ * ends: OpenRouter, say, reports what a failed generation consumed after the error.
+ */
+const usageTailMs = 2_000;
+
+/**
+ * Reads on after an upstream's error until its usage, its end or `usageTailMs`; the stage lets
+ * nothing but usage through. True when the upstream ended.
+ */
+async function readUsageTail(reader: ChunkSource, stage: StreamStage): Promise<boolean> {
+  const deadline = setTimeout(() => reader.cancel().catch(() => {}), usageTailMs);
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) return true;
+      stage.feed(r.value);
+      if (!stage.usageMayFollow) return false;
+    }
+  } catch {
+    return false; // the upstream broke, or the deadline cut it: bill what was seen
+  } finally {
+    clearTimeout(deadline);
+  }
 }
 
 /** Policy `drain`: keep reading the upstream (output discarded) until its usage or the deadline. */

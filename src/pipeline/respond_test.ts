@@ -9,6 +9,7 @@ import { makeRates } from "../billing/cost.ts";
 import { testStores } from "../../tests/helpers/store.ts";
 import type { StreamDecoder } from "../formats/codec.ts";
 import { createChatEncoder } from "../formats/chat/encode.ts";
+import { createChatDecoder } from "../formats/chat/decode.ts";
 
 /** A decoder that emits one text delta per event and throws on the event saying "boom". */
 const brittle = (): StreamDecoder => {
@@ -107,3 +108,77 @@ for (const { name, open } of await testStores()) {
     }
   });
 }
+
+const CHUNK = (rest: string) =>
+  `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",${rest}}`;
+const USAGE_AFTER_ERROR = [
+  CHUNK(`"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]`),
+  CHUNK(
+    `"error":{"code":502,"message":"upstream died"},"choices":[{"index":0,"delta":{},"finish_reason":"error"}]`,
+  ),
+  CHUNK(
+    `"choices":[],"usage":{"prompt_tokens":50000,"completion_tokens":3000,"completion_tokens_details":{"reasoning_tokens":2990}}`,
+  ),
+];
+
+/** Relays `frames` (then, with `hang`, an upstream that never ends) through a chat stage. */
+async function relayChat(frames: string[], hang = false) {
+  const meter = new Meter({
+    generationId: "gen_tail",
+    prices: { prompt: "0.000001", completion: "0.000002" },
+    promptTokensCounted: 10,
+    startedAt: performance.now(),
+  }, {
+    quota: { settle: () => Promise.resolve(true) } as unknown as StoreQuota,
+    tracker: new Tracker(),
+    log: createLogger("error", () => {}),
+    rates: makeRates("100", "0"),
+  });
+  const stage = new StreamStage({
+    decoder: createChatDecoder(),
+    encoder: createChatEncoder({ id: "gen_tail", model: "m", created: 0 }),
+  }, meter);
+  const enc = new TextEncoder();
+  let i = 0;
+  const source = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      if (i < frames.length) ctl.enqueue(enc.encode(`data: ${frames[i++]}\n\n`));
+      else if (hang) await new Promise(() => {});
+      else ctl.close();
+    },
+  }, { highWaterMark: 0 });
+  const started = Date.now();
+  const text = await new Response(streamToClient({
+    reader: source.getReader(),
+    stage,
+    meter,
+    abort: new AbortController(),
+    initial: "",
+    idleMs: 60_000,
+    policy: "abort",
+    drainMs: 1000,
+    tracker: new Tracker(),
+  })).text();
+  return { text, report: meter.report(), ms: Date.now() - started };
+}
+
+Deno.test("usage an upstream reports after its in-stream error is what is billed and shown", async () => {
+  const { text, report } = await relayChat(USAGE_AFTER_ERROR);
+  assert.equal(report.source, "upstream");
+  assert.deepEqual([report.usage.input, report.usage.output], [50_000, 3_000]);
+  assert.match(text, /"finish_reason":"error"/);
+  assert.match(text, /"completion_tokens":3000/, "the client is shown the billed usage");
+  // In the error's own chunk too.
+  const together = await relayChat([
+    USAGE_AFTER_ERROR[0],
+    USAGE_AFTER_ERROR.slice(1).join("\n\ndata: "),
+  ]);
+  assert.equal(together.report.source, "upstream");
+});
+
+Deno.test("after an upstream's in-stream error, a usage that never comes is waited for briefly", async () => {
+  const { text, report, ms } = await relayChat(USAGE_AFTER_ERROR.slice(0, 2), true);
+  assert.match(text, /"finish_reason":"error"/);
+  assert.equal(report.source, "counted");
+  assert.ok(ms >= 1_500 && ms < 10_000, `${ms} ms`);
+});

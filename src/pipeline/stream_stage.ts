@@ -28,6 +28,9 @@ export class StreamStage {
   #events: Event[] = [];
   #out = "";
   #error?: Event & { type: "error" };
+  /** The error is the gateway's own (`fail`: a stall, a reset, an oversized event). */
+  #cut = false;
+  #usageSeen = false;
   /** The first content or error event the decoder produced, for the first-byte peek. */
   first?: Event;
   #ended = false;
@@ -50,12 +53,14 @@ export class StreamStage {
     if (this.first === undefined && !OPENING.has(e.type)) this.first = e;
     this.#meter.observe(e);
     if (e.type === "error") this.#error = e;
+    else if (e.type === "usage") this.#usageSeen = true;
     if (this.#pass) this.#events.push(e);
     else if (this.#encoder && e.type !== "error") this.#out += this.#encoder.event(e);
   };
 
   readonly #onSse = (ev: SseEvent) => {
-    if (this.#error) return;
+    // Decoded after an error too: the upstream may still report its usage (#emit lets only
+    // that through), which bills what it generated rather than the gateway's count.
     this.#decoder.event(ev, this.#emit);
     if (this.#pass) {
       if (!this.#error) this.#out += this.#pass.raw(ev, this.#events);
@@ -73,11 +78,18 @@ export class StreamStage {
 
   /** Marks the stream failed (idle timeout, reset, oversized event); `finish` renders it. */
   fail(error: GatewayError): void {
-    if (!this.#error) this.#emit({ type: "error", error });
+    if (this.#error) return;
+    this.#cut = true;
+    this.#emit({ type: "error", error });
   }
 
   get failed(): boolean {
     return this.#error !== undefined;
+  }
+
+  /** The upstream reported an error and no usage yet: its usage may still follow. */
+  get usageMayFollow(): boolean {
+    return this.#error !== undefined && !this.#cut && !this.#usageSeen;
   }
 
   /** End of the upstream body (or of our reading of it): the terminal frames. */
