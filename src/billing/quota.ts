@@ -21,6 +21,8 @@ export interface Quota {
    * age or checkpoint says, so this process's sweeper leaves it alone.
    */
   holds(generationId: string): boolean;
+  /** The leasing instance this wallet is (lease.ts), whose own leases its sweeper leaves alone. */
+  readonly instance?: string;
   /** Something outside changed balances or limits (an operator command): forget cached figures. */
   invalidate(): void;
   /**

@@ -19,7 +19,7 @@ import {
 import { admit } from "../pipeline/limit.ts";
 import type { AppContext } from "../pipeline/context.ts";
 import { pricesFor } from "../pipeline/pipeline.ts";
-import { type Hold, reserve } from "../pipeline/quota.ts";
+import { type Hold, reserve, shortfall } from "../pipeline/quota.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { candidatesFor } from "../providers/routing.ts";
 import {
@@ -126,10 +126,17 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   } catch (e) {
     if (isGatewayError(e) && e.status === 402) {
       const a = await app.store.getAccount(caller.accountId).catch(() => null);
-      // A wallet's lease is part of held but is the account's own money to spend.
+      // A wallet's lease is part of held but is the account's own money to spend; the
+      // embedded wallet's holds and unwritten costs are not in the store at all.
       const leased = a ? await app.store.leased(a.id).catch(() => 0n) : 0n;
-      const available = a ? a.balance - a.held + leased : 0n;
-      throw insufficientBalance({ currentBalance: nanoToRub(available) });
+      const mem = a ? app.quota.inMemory?.(a.id) : undefined;
+      const available = a
+        ? a.balance - a.held + leased - (mem ? mem.held + mem.pending : 0n)
+        : 0n;
+      throw insufficientBalance(
+        { currentBalance: nanoToRub(available > 0n ? available : 0n) },
+        shortfall({ endpoint: "images", amount }),
+      );
     }
     throw e;
   }
@@ -178,9 +185,15 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     }
     const { up, images } = result.value;
     const c = result.candidate;
-    // The quality the provider says it made is what it bills (asked for none, it picks one).
+    // The quality and size the provider says it made are what it bills (asked for none, or
+    // `auto`, it picks them).
     const made = up.extras.quality;
-    const billed = typeof made === "string" && QUALITIES.has(made) ? { ...p, quality: made } : p;
+    const madeSize = up.extras.size;
+    const billed = {
+      ...p,
+      ...(typeof made === "string" && QUALITIES.has(made) ? { quality: made } : {}),
+      ...(typeof madeSize === "string" && /^\d+x\d+$/.test(madeSize) ? { size: madeSize } : {}),
+    };
     const bill = imageCost(call.model, pricesFor(c, call.model, app.catalogue), billed, {
       images: images.length,
       inputTokens: up.inputTokens,

@@ -22,17 +22,21 @@ export async function reserve(
 ): Promise<Hold> {
   const hold = await tryReserve(app, caller, g);
   if (hold) return hold;
+  throw insufficientBalance(undefined, shortfall(g));
+}
+
+/** Why a hold of `amount` was refused, in the 402's words. */
+export function shortfall(g: { endpoint: string; amount: bigint }): string {
   // A hold, not the price: clients that send no max_tokens are held for the model's whole
   // output cap, which a modest balance may not cover though the answer would cost kopecks.
   const basis = g.endpoint === "embeddings"
     ? "(оценка по длине входа). Пополните баланс"
+    : g.endpoint === "images"
+    ? "(оценка по параметрам и числу изображений). Пополните баланс"
     : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
       "пополните баланс";
-  throw insufficientBalance(
-    undefined,
-    `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
-      `тоже учитывается.`,
-  );
+  return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
+    `тоже учитывается.`;
 }
 
 /** As `reserve`, but undefined where funds (or the key's cap) fall short. */

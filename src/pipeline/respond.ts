@@ -76,6 +76,9 @@ export function streamToClient(o: {
         }
       };
       for (;;) {
+        // The upstream reported an error (in a chunk relayed, or in the first-byte peek's):
+        // what it says after that is at most its usage.
+        if (stage.failed) return end(stage.usageMayFollow && await readUsageTail(reader, stage));
         let r: ReadableStreamReadResult<Uint8Array>;
         // Before the first token (a stream committed while the model thinks) the first-token
         // deadline governs, not the idle one.
@@ -99,10 +102,10 @@ export function streamToClient(o: {
           o.log?.(e);
           return end(false);
         }
-        if (text) ctl.enqueue(enc.encode(text));
-        // The upstream reported an error: what it says after that is at most its usage.
-        if (stage.failed) return end(stage.usageMayFollow && await readUsageTail(reader, stage));
-        if (text) return;
+        if (text) {
+          ctl.enqueue(enc.encode(text));
+          return;
+        }
       }
     },
     cancel() {

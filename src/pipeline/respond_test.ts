@@ -121,8 +121,11 @@ const USAGE_AFTER_ERROR = [
   ),
 ];
 
-/** Relays `frames` (then, with `hang`, an upstream that never ends) through a chat stage. */
-async function relayChat(frames: string[], hang = false) {
+/**
+ * Relays `frames` (then, with `hang`, an upstream that never ends) through a chat stage;
+ * `peeked` frames are fed before, as the first-byte peek does.
+ */
+async function relayChat(frames: string[], hang = false, peeked: string[] = []) {
   const meter = new Meter({
     generationId: "gen_tail",
     prices: { prompt: "0.000001", completion: "0.000002" },
@@ -139,6 +142,7 @@ async function relayChat(frames: string[], hang = false) {
     encoder: createChatEncoder({ id: "gen_tail", model: "m", created: 0 }),
   }, meter);
   const enc = new TextEncoder();
+  const initial = stage.feed(enc.encode(peeked.map((f) => `data: ${f}\n\n`).join("")));
   let i = 0;
   const source = new ReadableStream<Uint8Array>({
     async pull(ctl) {
@@ -153,7 +157,7 @@ async function relayChat(frames: string[], hang = false) {
     stage,
     meter,
     abort: new AbortController(),
-    initial: "",
+    initial,
     idleMs: 60_000,
     policy: "abort",
     drainMs: 1000,
@@ -181,4 +185,13 @@ Deno.test("after an upstream's in-stream error, a usage that never comes is wait
   assert.match(text, /"finish_reason":"error"/);
   assert.equal(report.source, "counted");
   assert.ok(ms >= 1_500 && ms < 10_000, `${ms} ms`);
+});
+
+Deno.test("an error in the chunks the first-byte peek read: its usage is still read, and the end comes at once", async () => {
+  const [content, error, usage] = USAGE_AFTER_ERROR;
+  const billed = await relayChat([usage], false, [content, error]);
+  assert.equal(billed.report.source, "upstream");
+  const silent = await relayChat([], true, [content, error]);
+  assert.match(silent.text, /"finish_reason":"error"/);
+  assert.ok(silent.ms < 10_000, `${silent.ms} ms`);
 });

@@ -16,7 +16,9 @@ import { checkpointStaleMs } from "../billing/journal.ts";
  * embedded store at start, whose one process just started) closes every running row.
  */
 export async function sweep(app: AppContext, olderThanMs: number): Promise<number> {
-  const dead = await app.store.expiredLeaseInstances();
+  // Never this process's own leases: past their expiry it was stalled, not dead (it is running
+  // this), and they back generations it still has open; its next renewal revives them.
+  const dead = (await app.store.expiredLeaseInstances()).filter((i) => i !== app.quota.instance);
   // A generation this process still has open is alive, however old its row looks: a process
   // that slept (a laptop's lid, a stopped container) wakes with its checkpoints stale and must
   // not bill its own live streams at them. Another instance may still sweep them; the late

@@ -275,3 +275,53 @@ for (const { name, open } of await testStores()) {
     });
   }
 }
+
+for (const { name, open } of await testStores()) {
+  Deno.test(`${name}: a leasing process stalled past its lease's expiry keeps the lease its open generations hold`, async () => {
+    const store = await open();
+    const q = new LeaseQuota(store, {
+      timing: { ttlMs: 200, safetyMs: 0, renewEveryMs: 1e9, idleMs: 1e9, tickMs: 1e9 },
+    });
+    const other = new StoreQuota(store);
+    try {
+      const { account, g } = await openOne(store, "gen_own");
+      assert.ok(await q.reserve(g), "the whole balance leased");
+      q.watch(g.id, () => ({
+        cost: 4_200n,
+        costDetails: {},
+        provider: "mock",
+        upstreamModel: "mock-1",
+        tokens: { output: 42 },
+      }));
+      await q.journalNow(Date.now() + 1_500);
+      await new Promise((r) => setTimeout(r, 400)); // stalled past the lease's expiry
+      // Its own sweep, on waking: neither its open row nor the lease backing it goes.
+      assert.equal(await sweep(appOf(store, q), 15 * 60_000), 0);
+      const a = (await store.getAccount(account.id))!;
+      assert.equal((await store.getGeneration(account.id, g.id))?.status, "running");
+      assert.deepEqual([a.held, await store.leased(account.id)], [1_000_000n, 1_000_000n]);
+      // So nobody else can spend it, and its settlement is paid out of it.
+      assert.equal(await other.reserve({ ...g, id: "gen_other", hold: 1n }), false);
+      await q.settle({
+        generationId: g.id,
+        status: "completed",
+        cost: 250_000n,
+        costDetails: {},
+        provider: "mock",
+        upstreamModel: "mock-1",
+        finishReason: "stop",
+        tokens: { output: 2_500 },
+        usageSource: "upstream",
+        latencyMs: 1,
+        ttftMs: 1,
+        error: null,
+      });
+      await q.close();
+      const after = (await store.getAccount(account.id))!;
+      assert.deepEqual([after.balance, after.held], [750_000n, 0n]);
+    } finally {
+      await q.close().catch(() => {});
+      await store.close();
+    }
+  });
+}

@@ -348,6 +348,7 @@ Deno.test("images: a balance below the estimate is a 402 with currentBalance in 
     const r = await post(g, { model: MODEL, prompt: "expensive", n: 4 }, poor.key);
     assert.equal(r.status, 402);
     assert.equal(r.json.error.currentBalance, 0.5);
+    assert.match(r.json.error.message, /резервирует до [\d,]+ ₽/, "says what was held");
     assert.equal(r.json.error.code, "INSUFFICIENT_BALANCE");
     assert.equal(g.mock.stats.total, 0);
     await assert.rejects(
@@ -357,6 +358,23 @@ Deno.test("images: a balance below the estimate is a 402 with currentBalance in 
         (e.error as Record<string, unknown>).currentBalance === 0.5,
     );
     assert.deepEqual(await checkInvariants(g.store, [poor.accountId]), []);
+  });
+});
+
+Deno.test("images: currentBalance leaves out what is held by calls in flight", async () => {
+  await withGateway(async (g) => {
+    const acct = await g.account("3");
+    // A slow call holds most of the balance (one high-quality image, ~2.5 ₽) while another asks.
+    const slow = post(
+      g,
+      { model: MODEL, prompt: "slow [[mock:first=1500]]", quality: "high" },
+      acct.key,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await post(g, { model: MODEL, prompt: "now", quality: "high" }, acct.key);
+    assert.equal(r.status, 402);
+    assert.ok(r.json.error.currentBalance < 1, `currentBalance ${r.json.error.currentBalance}`);
+    assert.equal((await slow).status, 200);
   });
 });
 
@@ -409,8 +427,9 @@ Deno.test("images: without provider usage the debit is counted from the images r
   await withGateway(async (g) => {
     const raw = await generate(g, { model: MODEL, prompt: "quiet [[mock:usage=none]]", n: 3 });
     assert.equal(raw.data.data!.length, 3);
-    // Asked for no quality, the provider chose one and said so.
-    assert.equal((raw.data as unknown as { quality: string }).quality, "low");
+    // Asked for no quality or size, the provider chose them and said so.
+    const made = raw.data as unknown as { quality: string; size: string };
+    assert.deepEqual([made.quality, made.size], ["low", "1024x1024"]);
     const usage = raw.data.usage as unknown as Record<string, unknown>;
     assert.equal(usage.input_tokens, undefined);
     assert.ok((usage.cost as number) > 0);
@@ -420,7 +439,8 @@ Deno.test("images: without provider usage the debit is counted from the images r
       raw.response.headers.get("x-generation-id")!,
     ))!;
     assert.equal(gen.usageSource, "counted");
-    assert.equal(gen.tokens.output, 3 * tokensPerImage({ quality: "low" }));
+    assert.equal(gen.tokens.output, 3 * tokensPerImage({ quality: "low", size: "1024x1024" }));
+    assert.ok(gen.tokens.output! < 3 * tokensPerImage({ quality: "low" }), "square, not oblong");
     assert.ok(gen.tokens.output! < 3 * tokensPerImage({}), "not the top-quality estimate");
     // The spec's usage carries output_tokens and total_tokens even then: the counted figures.
     assert.equal(usage.output_tokens, gen.tokens.output);
