@@ -171,6 +171,11 @@ export class LeaseQuota implements Quota {
     return this.#batches.add({ open: g, created: open.created, settlement: s });
   }
 
+  unusedLease(accountId: string): bigint {
+    const l = this.#leases.get(accountId);
+    return l && !l.ending && Date.now() < l.validUntil ? l.free : 0n;
+  }
+
   holds(generationId: string): boolean {
     return this.#open.has(generationId) || this.#inStore.has(generationId);
   }

@@ -23,6 +23,11 @@ export interface Quota {
   holds(generationId: string): boolean;
   /** The leasing instance this wallet is (lease.ts), whose own leases its sweeper leaves alone. */
   readonly instance?: string;
+  /**
+   * What of the account's balance this wallet has leased and not committed (lease.ts): part of
+   * the store's `held`, yet the account's own to spend here.
+   */
+  unusedLease?(accountId: string): bigint;
   /** Something outside changed balances or limits (an operator command): forget cached figures. */
   invalidate(): void;
   /**

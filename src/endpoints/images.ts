@@ -126,12 +126,12 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   } catch (e) {
     if (isGatewayError(e) && e.status === 402) {
       const a = await app.store.getAccount(caller.accountId).catch(() => null);
-      // A wallet's lease is part of held but is the account's own money to spend; the
-      // embedded wallet's holds and unwritten costs are not in the store at all.
-      const leased = a ? await app.store.leased(a.id).catch(() => 0n) : 0n;
+      // This instance's unused lease is part of held but is the account's own money to spend
+      // here; the embedded wallet's holds and unwritten costs are not in the store at all.
       const mem = a ? app.quota.inMemory?.(a.id) : undefined;
       const available = a
-        ? a.balance - a.held + leased - (mem ? mem.held + mem.pending : 0n)
+        ? a.balance - a.held + (app.quota.unusedLease?.(a.id) ?? 0n) -
+          (mem ? mem.held + mem.pending : 0n)
         : 0n;
       throw insufficientBalance(
         { currentBalance: nanoToRub(available > 0n ? available : 0n) },

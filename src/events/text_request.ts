@@ -44,6 +44,11 @@ export interface TextPart {
   type: "text";
   text: string;
   cacheControl?: CacheControl;
+  /**
+   * The text names this tool (Anthropic's `tool_reference`, a tool search's answer): where the
+   * upstream is sent the tool under a fitted name (tool_names.ts), the text names that one.
+   */
+  toolRef?: string;
 }
 
 /**

@@ -57,8 +57,17 @@ export function withShortToolNames(
     return s;
   };
   const tools = req.tools?.map((t) => ({ ...t, name: short(t.name) }));
-  const calls = (parts: Part[]) =>
-    parts.map((p) => p.type === "tool_call" ? { ...p, name: short(p.name) } : p);
+  const named = <P extends Part>(p: P): P => {
+    if (p.type === "tool_call") return { ...p, name: short(p.name) };
+    if (p.type === "text" && p.toolRef !== undefined && long(p.toolRef)) {
+      return { ...p, text: p.text.replace(p.toolRef, short(p.toolRef)) };
+    }
+    if (p.type === "tool_result" && p.content.some((c) => c.type === "text" && c.toolRef)) {
+      return { ...p, content: p.content.map(named) };
+    }
+    return p;
+  };
+  const calls = (parts: Part[]) => parts.map(named);
   const messages = req.messages.map((m) => ({ ...m, parts: calls(m.parts) }));
   const toolChoice = req.toolChoice?.type === "tool"
     ? { ...req.toolChoice, name: short(req.toolChoice.name) }

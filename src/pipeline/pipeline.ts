@@ -38,7 +38,7 @@ import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
-import { withModelEffort } from "../providers/efforts.ts";
+import { fitBodyEffort, withModelEffort } from "../providers/efforts.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
@@ -493,6 +493,9 @@ async function attempt(
         c.provider,
         app.catalogue.maxOutputTokens(call.model),
       );
+    if (pass && c.provider.reasoningEfforts.length > 0) {
+      fitBodyEffort(upstreamBody, call.model.id, c.provider.reasoningEfforts);
+    }
     proto.finishBody?.(upstreamBody, c.provider);
     const outcome = await send(
       c,

@@ -50,3 +50,26 @@ export function withModelEffort(
   const fitted = nearestEffort(effort, set.efforts);
   return fitted === r?.effort ? req : { ...req, reasoning: { ...r, effort: fitted } };
 }
+
+/**
+ * A pass-through body's own effort (chat's `reasoning_effort`, responses' `reasoning.effort`)
+ * moved to one the model takes, in place: a Codex user's `model_reasoning_effort = "xhigh"` on
+ * gpt-5.1-codex would otherwise be OpenAI's 400.
+ */
+export function fitBodyEffort(
+  body: Record<string, unknown>,
+  slug: string,
+  sets: readonly EffortSet[],
+): void {
+  const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  if (!set) return;
+  const fit = (e: unknown) =>
+    typeof e === "string" && RANK.includes(e as Effort)
+      ? nearestEffort(e as Effort, set.efforts)
+      : e;
+  if (body.reasoning_effort !== undefined) body.reasoning_effort = fit(body.reasoning_effort);
+  const r = body.reasoning;
+  if (r !== null && typeof r === "object" && "effort" in r) {
+    body.reasoning = { ...r, effort: fit((r as { effort: unknown }).effort) };
+  }
+}

@@ -135,7 +135,8 @@ const providerSchema = z.strictObject({
    */
   adaptiveThinking: z.array(z.string()).default([]),
   /**
-   * Reasoning efforts each model takes (efforts.ts): a transcoded call is sent the nearest.
+   * Reasoning efforts each model takes (efforts.ts): every call is sent the nearest, a
+   * pass-through's own field too.
    * The first entry whose patterns name the slug applies; a model none names takes any.
    */
   reasoningEfforts: z.array(z.strictObject({

@@ -142,14 +142,20 @@ Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning mod
       ["openai/gpt-5.4", "none"],
     ];
     for (const [model, effort] of cases) {
-      const call = await messagesUpstreamBody(g, {
-        model,
-        max_tokens: 256,
-        thinking: { type: "disabled" },
-        messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
-      });
-      const body = call.body as { reasoning_effort?: string };
-      assert.equal(body.reasoning_effort, effort, model);
+      // Claude Code turns thinking off on models it does not know by leaving `thinking` out
+      // beside its effort.
+      for (
+        const off of [{ thinking: { type: "disabled" } }, { output_config: { effort: "high" } }]
+      ) {
+        const call = await messagesUpstreamBody(g, {
+          model,
+          max_tokens: 256,
+          ...off,
+          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+        });
+        const body = call.body as { reasoning_effort?: string };
+        assert.equal(body.reasoning_effort, effort, `${model} ${JSON.stringify(off)}`);
+      }
     }
   });
 });

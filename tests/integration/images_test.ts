@@ -363,8 +363,8 @@ Deno.test("images: a balance below the estimate is a 402 with currentBalance in 
 
 Deno.test("images: currentBalance leaves out what is held by calls in flight", async () => {
   await withGateway(async (g) => {
-    const acct = await g.account("3");
-    // A slow call holds most of the balance (one high-quality image, ~2.5 ₽) while another asks.
+    const acct = await g.account("30");
+    // A slow call holds most of the balance (a high-quality image, 24.25 ₽) while another asks.
     const slow = post(
       g,
       { model: MODEL, prompt: "slow [[mock:first=1500]]", quality: "high" },
@@ -373,7 +373,9 @@ Deno.test("images: currentBalance leaves out what is held by calls in flight", a
     await new Promise((r) => setTimeout(r, 300));
     const r = await post(g, { model: MODEL, prompt: "now", quality: "high" }, acct.key);
     assert.equal(r.status, 402);
-    assert.ok(r.json.error.currentBalance < 1, `currentBalance ${r.json.error.currentBalance}`);
+    // 30 ₽ less the slow call's hold (24.2482275 ₽): not the whole balance.
+    assert.equal(r.json.error.currentBalance, 5.7517725, JSON.stringify(r.json));
+    assert.match(r.json.error.message, /резервирует до 24,25 ₽/);
     assert.equal((await slow).status, 200);
   });
 });

@@ -452,3 +452,87 @@ Deno.test("Claude Code's tool search on another vendor's model: a tool_reference
     assert.ok(sent.tools.some((t) => t.function.name === "mcp__db__query"));
   });
 });
+
+Deno.test("a tool_reference to a tool whose name is fitted for the upstream names it as fitted", async () => {
+  await withGateway(async (g) => {
+    const long = "mcp__warehouse__" + "lookup_inventory_levels_by_sku_and_region".repeat(2);
+    const res = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": g.key, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-4o-mini",
+        max_tokens: 50,
+        tools: [{ name: "ToolSearch", input_schema: { type: "object" } }, {
+          name: long,
+          input_schema: { type: "object" },
+          defer_loading: true,
+        }],
+        messages: [
+          { role: "user", content: "Find it" },
+          {
+            role: "assistant",
+            content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: {} }],
+          },
+          {
+            role: "user",
+            content: [{
+              type: "tool_result",
+              tool_use_id: "toolu_1",
+              content: [{ type: "tool_reference", tool_name: long }],
+            }, { type: "text", text: "go [[mock:tokens=1]]" }],
+          },
+        ],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const sent = g.mock.stats.calls[0].body as {
+      messages: { role: string; content: unknown }[];
+      tools: { function: { name: string } }[];
+    };
+    const fitted = shortToolName(long);
+    assert.deepEqual(sent.tools.map((t) => t.function.name), ["ToolSearch", fitted]);
+    const result = JSON.stringify(sent.messages.find((m) => m.role === "tool")!.content);
+    assert.match(result, new RegExp(`Tool loaded: ${fitted}`));
+    assert.doesNotMatch(result, /lookup_inventory_levels_by_sku_and_regionlookup/);
+  });
+});
+
+Deno.test("a client's own reasoning effort reaches OpenAI as the nearest the model takes, passed through", async () => {
+  await withGateway(async (g) => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${g.url}/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Codex's model_reasoning_effort = "xhigh" on a model that takes low–high.
+    let res = await post("responses", {
+      model: "openai/gpt-5.1-codex",
+      input: "Hi [[mock:tokens=1]]",
+      reasoning: { effort: "xhigh", summary: "auto" },
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    let call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "responses");
+    assert.deepEqual((call.body as { reasoning: unknown }).reasoning, {
+      effort: "high",
+      summary: "auto",
+    });
+    // `minimal` on gpt-5.1, which takes none–high but not minimal.
+    res = await post("chat/completions", {
+      model: "openai/gpt-5.1",
+      reasoning_effort: "minimal",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=1]]" }],
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "chat");
+    assert.equal((call.body as { reasoning_effort: string }).reasoning_effort, "low");
+  });
+});

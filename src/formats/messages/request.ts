@@ -188,13 +188,18 @@ function blockToParts(b: ContentBlockParam): Part[] {
       // Claude's context. Another model was sent every tool in full (`defer_loading` is
       // Anthropic's), so the reference only tells it the tool is there to call.
       const name = (b as { tool_name?: unknown }).tool_name;
-      return typeof name === "string" ? [{ type: "text", text: `Tool loaded: ${name}` }] : [];
+      return typeof name === "string" ? [toolReferenceText(name)] : [];
     }
     default:
       // Blocks of the vendor's own server tools in an earlier turn (a search it ran, its
       // results) have no counterpart elsewhere; any other kind was refused (upstreamsFor).
       return [];
   }
+}
+
+/** A tool search's reference to a tool, as text naming it (`toolRef`: see TextPart). */
+export function toolReferenceText(name: string): TextPart {
+  return { type: "text", text: `Tool loaded: ${name}`, toolRef: name };
 }
 
 /** Blocks the internal form carries (documents and images, depending on their source). */
@@ -363,6 +368,10 @@ function reasoningToInternal(body: MessagesRequest): ReasoningSettings | undefin
   }
   const effort = body.output_config?.effort;
   if (typeof effort === "string" && EFFORT_FROM_MESSAGES[effort]) {
+    // An effort with no `thinking` steers how much Claude writes, thinking off: that is how
+    // Claude Code turns thinking off on models it does not know. Another vendor's reasoning
+    // model is then asked for its least, as for `disabled`, not for that effort's reasoning.
+    if (t === undefined || t === null) return { enabled: false };
     r.effort = EFFORT_FROM_MESSAGES[effort];
   }
   return Object.keys(r).length > 0 ? r : undefined;
