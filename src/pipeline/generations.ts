@@ -13,7 +13,12 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
   const caller = await admit(req, app);
   const url = new URL(req.url);
   const limitParam = url.searchParams.get("limit");
-  const limit = limitParam === null ? generationsPageDefault : Number(limitParam);
+  // Digits only: Number() would also take `1e2`, `0x10` and ` 5`.
+  const limit = limitParam === null
+    ? generationsPageDefault
+    : /^[0-9]+$/.test(limitParam)
+    ? Number(limitParam)
+    : NaN;
   if (!Number.isInteger(limit) || limit < 1 || limit > generationsPageMax) {
     throw new GatewayError(400, `limit must be an integer from 1 to ${generationsPageMax}`);
   }

@@ -199,6 +199,12 @@ Deno.test("chat billing: GET /v1/generations lists newest first with cursor pagi
       assert.equal(e.status, 400, cursor);
       assert.match(String((e.error as Obj).message), /is not a generation of this account/);
     }
+    // A limit is digits, 1 to the page's most: not a number Number() would also read.
+    for (const limit of ["1e2", "0x10", "2.0", " 2", "0", "-1"]) {
+      const e = await sdkError(c.get("/generations", { query: { limit } }));
+      assert.equal(e.status, 400, limit);
+      assert.match(String((e.error as Obj).message), /limit must be an integer/);
+    }
   }));
 
 Deno.test("chat billing: another account's generation id → 404", () =>

@@ -387,7 +387,7 @@ Deno.test("images: a provider failure is a 502 and costs nothing", async () => {
     assert.equal(r.status, 502);
     assert.equal(r.json.error.type, "provider_error");
     assert.match(r.headers.get("x-generation-id") ?? "", /^gen_/);
-    // openai (Images API) failed, then openrouter (chat) answered text without an image.
+    // openai (Images API) failed, then openrouter (chat) failed too.
     assert.deepEqual(g.mock.stats.calls.map((c) => c.protocol), ["images", "chat"]);
     const chat = g.mock.stats.calls[1].body as Record<string, unknown>;
     assert.deepEqual(chat.modalities, ["image"]);
@@ -606,4 +606,21 @@ Deno.test("images: with CANCEL_POLICY=drain an image the client left is still ma
     assert.ok(gen!.cost > 0n);
     assert.equal(before - (await account(g)).balance, gen!.cost);
   }, { config: { CANCEL_POLICY: "drain" } });
+});
+
+Deno.test("images: a model that makes images through chat answers from the dev mock too, and is billed", async () => {
+  await withGateway(async (g) => {
+    const before = await account(g);
+    const r = await generate(g, { model: CHAT_MODEL, prompt: "a lighthouse" });
+    assert.equal(r.data.data!.length, 1);
+    for (const d of r.data.data!) {
+      assert.deepEqual([...Uint8Array.fromBase64(d.b64_json!).subarray(0, 4)], PNG_MAGIC);
+    }
+    const call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "chat");
+    const cost = (r.data.usage as unknown as { cost: number }).cost;
+    assert.ok(cost > 0);
+    await g.settled();
+    assert.equal(nanoToRub(before.balance - (await account(g)).balance), cost);
+  });
 });

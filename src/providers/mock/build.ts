@@ -7,7 +7,7 @@ import { chatFormat, chatStream, chatTools, chatWhole } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
 import { vendorError } from "./errors.ts";
-import { imageRequest, imagesBody, imageUsage } from "./images.ts";
+import { imageRequest, imagesBody, imageUrls, imageUsage } from "./images.ts";
 import {
   messagesFormat,
   messagesStream,
@@ -23,7 +23,7 @@ import {
   responsesWhole,
   wantsSummary,
 } from "./responses.ts";
-import { obj, promptTokens } from "./util.ts";
+import { CREATED, obj, promptTokens } from "./util.ts";
 
 export type Protocol = "chat" | "messages" | "responses" | "embeddings" | "images";
 
@@ -95,8 +95,73 @@ function imagesPlan(p: PlanInput): Plan {
   }, withUsage);
 }
 
+/**
+ * A chat call asking for images (`modalities` naming "image", as the gateway asks OpenRouter's
+ * image models): `n` tiny PNGs as data URLs in `message.images`, OpenRouter's shape, with a
+ * line of text when text is asked for too, and usage at about a 1K image's tokens each.
+ */
+function chatImagesPlan(p: PlanInput): Plan {
+  const { body } = p;
+  if (p.controls.fail !== undefined) return errorPlan(500, vendorError("openai", 500));
+  const n = typeof body.n === "number" && Number.isInteger(body.n) && body.n > 0 ? body.n : 1;
+  const r = imageRequest({ prompt: chatPrompt(body), n }, 0);
+  if (typeof r === "string") return errorPlan(400, vendorError("openai", 400, r));
+  const usage = imageUsage(r, p.controls.tokens ?? chatImageTokens);
+  const urls = imageUrls(r);
+  const withUsage = p.controls.usage !== false;
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: (body.modalities as unknown[]).includes("text") ? "Here is the image." : "",
+    images: urls.map((url) => ({ type: "image_url", image_url: { url } })),
+  };
+  const json: Record<string, unknown> = {
+    id: "gen-mock-images",
+    object: "chat.completion",
+    created: CREATED,
+    model: body.model,
+    choices: [{ index: 0, message, finish_reason: "stop" }],
+  };
+  if (withUsage) {
+    json.usage = {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+    };
+  }
+  return wholePlan(200, JSON.stringify(json), p.controls, {
+    firstMs: delays(p).firstMs,
+    everyMs: 0,
+    contentCount: 1,
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+  }, withUsage);
+}
+
+/** Output tokens of an image made through chat (about a 1K image). */
+const chatImageTokens = 1290;
+
+/** The text of a chat call's last user message, for the mock's image hashes. */
+function chatPrompt(body: Record<string, unknown>): string {
+  const last = (Array.isArray(body.messages) ? body.messages : []).at(-1) as
+    | { content?: unknown }
+    | undefined;
+  const c = last?.content;
+  if (typeof c === "string" && c !== "") return c;
+  if (Array.isArray(c)) {
+    const text = c.map((x) => (x as { text?: unknown }).text).filter((t) => typeof t === "string");
+    if (text.length > 0) return text.join(" ");
+  }
+  return "image";
+}
+
 function textPlan(p: PlanInput): Plan {
   const { body, protocol } = p;
+  if (
+    protocol === "chat" && body.stream !== true && Array.isArray(body.modalities) &&
+    body.modalities.includes("image")
+  ) {
+    return chatImagesPlan(p);
+  }
   const vendor = protocol === "messages" ? "anthropic" : "openai";
   const missing = protocol === "responses"
     ? (typeof body.input !== "string" && !Array.isArray(body.input) ? "input" : null)

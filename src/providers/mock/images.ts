@@ -52,12 +52,9 @@ export function imagesBody(
   usage: ReturnType<typeof imageUsage>,
   withUsage: boolean,
 ): string {
-  const data = [];
-  for (let i = 0; i < r.n; i++) {
-    const h = fnv1a(r.prompt + "#" + i);
-    const b64 = base64(solidPng(h >>> 16, h >>> 8, h));
-    data.push(r.url ? { url: "data:image/png;base64," + b64 } : { b64_json: b64 });
-  }
+  const data = imagesB64(r).map((b64) =>
+    r.url ? { url: "data:image/png;base64," + b64 } : { b64_json: b64 }
+  );
   const out: Record<string, unknown> = { created: CREATED, data };
   if (withUsage) {
     out.usage = {
@@ -71,4 +68,19 @@ export function imagesBody(
   out.quality = r.quality;
   out.size = r.size;
   return JSON.stringify(out);
+}
+
+/** The request's `n` PNGs in base64, each coloured by a hash of the prompt and its index. */
+function imagesB64(r: ImageRequest): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < r.n; i++) {
+    const h = fnv1a(r.prompt + "#" + i);
+    out.push(base64(solidPng(h >>> 16, h >>> 8, h)));
+  }
+  return out;
+}
+
+/** The same images as data URLs (the shape chat answers carry them in). */
+export function imageUrls(r: ImageRequest): string[] {
+  return imagesB64(r).map((b64) => "data:image/png;base64," + b64);
 }
