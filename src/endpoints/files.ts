@@ -45,6 +45,24 @@ export function publicBase(app: AppContext, req: Request): string {
   return (app.cfg.PUBLIC_BASE_URL ?? new URL(req.url).origin).replace(/\/+$/, "");
 }
 
+const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
+
+/**
+ * The bases this gateway's own file links may carry for `req`: the public base and the
+ * request's origin, and, reached on a loopback name, the other loopback names of that port
+ * (a link made via `localhost` is as much ours via `127.0.0.1`).
+ */
+export function ownBases(app: AppContext, req: Request): string[] {
+  const origin = new URL(req.url);
+  const bases = [publicBase(app, req), origin.origin];
+  if (LOOPBACK.includes(origin.hostname)) {
+    for (const host of LOOPBACK) {
+      bases.push(`${origin.protocol}//${host}${origin.port ? ":" + origin.port : ""}`);
+    }
+  }
+  return [...new Set(bases)];
+}
+
 export function fileUrl(base: string, id: string): string {
   return `${base}${FILES_PATH}${id}`;
 }

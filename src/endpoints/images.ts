@@ -48,7 +48,7 @@ import {
 import { parseDataUrl, sniffImageType, toDataUrl } from "../formats/images/mime.ts";
 import { decodeEmbeddingsError } from "../formats/embeddings/errors.ts";
 import { blobsOf, callCandidates, Closer } from "./mod.ts";
-import { fileUrl, ownFileId, publicBase } from "./files.ts";
+import { fileUrl, ownBases, ownFileId, publicBase } from "./files.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
 
 /** The qualities whose token counts the cost table knows. */
@@ -90,9 +90,9 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
 
   // References that can be refused without a DNS look-up are refused before the hold, so
   // a client short of balance gets the 400 it must fix, not a 402.
-  const ownBases = [...new Set([publicBase(app, req), new URL(req.url).origin])];
+  const bases = ownBases(app, req);
   for (const [i, ref] of call.params.references.entries()) {
-    if (!/^https?:/i.test(ref) || ownBases.some((b) => ref.startsWith(fileUrl(b, "")))) continue;
+    if (!/^https?:/i.test(ref) || bases.some((b) => ref.startsWith(fileUrl(b, "")))) continue;
     let url: URL;
     try {
       url = checkUrlSyntax(ref);
@@ -313,7 +313,7 @@ async function resolveReferences(
   const inline: string[] = [];
   const chat: string[] = [];
   if (refs.length === 0) return { inline, chat };
-  const bases = [...new Set([publicBase(app, req), new URL(req.url).origin])];
+  const bases = ownBases(app, req);
   let total = 0;
   const count = (i: number, n: number) => {
     if (n > referenceBytesMax) throw referenceInvalid(i, `larger than ${referenceBytesMax} bytes`);

@@ -198,6 +198,11 @@ Deno.test("images: a stored link in input_references makes an edit with those by
     // The mock charges 85 input tokens per input image.
     const usage = edit.data.usage as unknown as { input_tokens: number };
     assert.ok(usage.input_tokens >= 85);
+    // The same link under the port's other loopback name is still ours, not a private host.
+    const aliased = url.replace("://127.0.0.1:", "://localhost:");
+    assert.notEqual(aliased, url);
+    const again = await generate(g, { model: MODEL, prompt: "a hat", input_references: [aliased] });
+    assert.equal(again.data.data!.length, 1);
   });
 });
 
