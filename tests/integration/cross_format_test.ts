@@ -618,3 +618,21 @@ Deno.test("cross-format: a messages stream from a chat upstream opens with the g
     assert.ok(delta.usage.input_tokens > 0);
   }, { providers: ALL_VIA_CHAT });
 });
+
+Deno.test("cross-format: an OpenRouter model's reasoning reaches a messages client as thinking (dev mock)", async () => {
+  await withGateway(async (g) => {
+    const client = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const r = await client.messages.create({
+      model: "deepseek/deepseek-r1",
+      max_tokens: 4000,
+      thinking: { type: "enabled", budget_tokens: 2000 },
+      messages: [{ role: "user", content: "Think first [[mock:reasoning=3,tokens=2]]" }],
+    });
+    const thinking = r.content.find((b) => b.type === "thinking");
+    assert.ok(thinking && thinking.type === "thinking" && thinking.thinking.length > 0);
+    assert.ok(r.content.some((b) => b.type === "text"));
+    const sent = g.mock.stats.calls.at(-1)!;
+    assert.equal(sent.protocol, "chat");
+    assert.ok((sent.body as { reasoning?: unknown }).reasoning, "reasoning asked of OpenRouter");
+  });
+});

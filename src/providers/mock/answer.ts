@@ -4,8 +4,9 @@
  * messages.ts, responses.ts) only renders this.
  *
  * Token accounting: one text, reasoning or tool-argument delta is one output token.
- * Reasoning a format does not show (chat; responses without `reasoning.summary`) is
- * "hidden": it still counts, and is charged with the first content event.
+ * Reasoning a format does not show (chat without OpenRouter's `reasoning`; responses without
+ * `reasoning.summary`) is "hidden": it still counts, and is charged with the first content
+ * event.
  */
 import type { Controls } from "./controls.ts";
 import { instanceOf } from "./instance.ts";

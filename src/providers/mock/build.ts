@@ -3,7 +3,7 @@
  * which endpoint and how markers turn into faults and delays.
  */
 import { buildAnswer, type MockDefaults } from "./answer.ts";
-import { chatFormat, chatStream, chatTools, chatWhole } from "./chat.ts";
+import { chatFormat, chatStream, chatTools, chatWhole, wantsChatReasoning } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
 import { vendorError } from "./errors.ts";
@@ -195,7 +195,7 @@ function textPlan(p: PlanInput): Plan {
       ? wantsThinking(body)
       : protocol === "responses"
       ? wantsSummary(body)
-      : false,
+      : wantsChatReasoning(body),
   });
   const d = delays(p);
   if (body.stream === true) {

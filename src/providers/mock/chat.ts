@@ -61,6 +61,8 @@ export function chatStream(a: Answer, body: Record<string, unknown>): StreamPart
     null,
     0,
   ));
+  // OpenRouter's reasoning deltas (shown only when asked for: see wantsChatReasoning).
+  a.reasoning.forEach((r, i) => f.content(choice(`{"reasoning":${q(r)}}`, null, r.length + i)));
   a.text.forEach((t, i) => f.content(choice(`{"content":${q(t)}}`, null, t.length + i)));
   a.tools.forEach((t, i) => {
     f.meta(choice(
@@ -106,6 +108,7 @@ export function chatWhole(a: Answer): string {
     refusal: null,
     annotations: [],
   };
+  if (a.reasoning.length > 0) message.reasoning = a.reasoning.join("");
   if (a.tools.length > 0) {
     message.tool_calls = a.tools.map((t, i) => ({
       id: call(i),
@@ -124,6 +127,18 @@ export function chatWhole(a: Answer): string {
   out.service_tier = "default";
   out.system_fingerprint = "fp_mock";
   return JSON.stringify(out);
+}
+
+/**
+ * Whether a chat request asks for visible reasoning in OpenRouter's dialect (`reasoning`
+ * not turned off or excluded, or `include_reasoning`). OpenAI's own chat API never shows it.
+ */
+export function wantsChatReasoning(body: Record<string, unknown>): boolean {
+  if (body.include_reasoning === true) return true;
+  const r = body.reasoning;
+  if (r === null || typeof r !== "object") return false;
+  const o = r as Record<string, unknown>;
+  return o.enabled !== false && o.exclude !== true;
 }
 
 /** Functions declared in a chat request's `tools`. */
