@@ -4,7 +4,7 @@ import { testStores } from "../../tests/helpers/store.ts";
 import { type Quota, StoreQuota } from "../billing/quota.ts";
 import { MemoryQuota } from "../billing/wallet.ts";
 import { LeaseQuota } from "../billing/lease.ts";
-import type { GenerationOpen, Store } from "../store/store.ts";
+import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import { Tracker } from "../lib/tracker.ts";
 import { createLogger } from "../lib/log.ts";
 import type { AppContext } from "./context.ts";
@@ -51,6 +51,24 @@ for (const { name, open } of await testStores()) {
       await store.close();
     }
   });
+}
+
+/** The settlement of a generation that completed at `cost` (a token per 100). */
+function completed(generationId: string, cost: bigint): Settlement {
+  return {
+    generationId,
+    status: "completed",
+    cost,
+    costDetails: {},
+    provider: "mock",
+    upstreamModel: "mock-1",
+    finishReason: "stop",
+    tokens: { input: 10, output: Number(cost / 100n) },
+    usageSource: "upstream",
+    latencyMs: 5,
+    ttftMs: 1,
+    error: null,
+  };
 }
 
 /** A wallet that holds generations in memory, over `store`. */
@@ -132,20 +150,7 @@ for (const { name, open } of await testStores()) {
         await q.journalNow(Date.now() + 1_500);
         assert.equal((await store.getGeneration(account.id, g.id))?.status, "running");
         assert.equal(
-          await q.settle({
-            generationId: g.id,
-            status: "completed",
-            cost: 7_000n,
-            costDetails: {},
-            provider: "mock",
-            upstreamModel: "mock-1",
-            finishReason: "stop",
-            tokens: { input: 10, output: 70 },
-            usageSource: "upstream",
-            latencyMs: 5,
-            ttftMs: 1,
-            error: null,
-          }),
+          await q.settle(completed(g.id, 7_000n)),
           true,
         );
         // A checkpoint after the settlement is never taken.
@@ -245,20 +250,7 @@ for (const { name, open } of await testStores()) {
         );
         // The stream ends and settles what its client was told: that is what is debited.
         assert.ok(
-          await q.settle({
-            generationId: g.id,
-            status: "completed",
-            cost: 7_000n,
-            costDetails: {},
-            provider: "mock",
-            upstreamModel: "mock-1",
-            finishReason: "stop",
-            tokens: { input: 10, output: 70 },
-            usageSource: "upstream",
-            latencyMs: 5,
-            ttftMs: 1,
-            error: null,
-          }),
+          await q.settle(completed(g.id, 7_000n)),
         );
         await q.close();
         await store.expireLeases();
@@ -302,20 +294,7 @@ for (const { name, open } of await testStores()) {
       assert.deepEqual([a.held, await store.leased(account.id)], [1_000_000n, 1_000_000n]);
       // So nobody else can spend it, and its settlement is paid out of it.
       assert.equal(await other.reserve({ ...g, id: "gen_other", hold: 1n }), false);
-      await q.settle({
-        generationId: g.id,
-        status: "completed",
-        cost: 250_000n,
-        costDetails: {},
-        provider: "mock",
-        upstreamModel: "mock-1",
-        finishReason: "stop",
-        tokens: { output: 2_500 },
-        usageSource: "upstream",
-        latencyMs: 1,
-        ttftMs: 1,
-        error: null,
-      });
+      await q.settle(completed(g.id, 250_000n));
       await q.close();
       const after = (await store.getAccount(account.id))!;
       assert.deepEqual([after.balance, after.held], [750_000n, 0n]);

@@ -60,24 +60,33 @@ type Row = Record<string, unknown>;
  * instance's lease on each account and so out of `held` — never more than the lease still
  * holds, should the sweeper have ended it.
  */
-function recordSettledSql(leased: boolean): string {
-  const debit = leased
-    ? `t AS (
-         SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id
-       ), lo AS (
-         SELECT leases.account_id, LEAST(leases.amount, t.total) AS used
+/**
+ * CTEs `lo`, `ls`, `a` of a leased debit: each account's `t.total` comes off its balance, and
+ * as much of it as the lease of `instance` (a parameter; none when NULL) still holds comes off
+ * that lease and `held` with it. A negative total (a refund) takes nothing from the lease.
+ */
+function leasedDebit(instance: string): string {
+  return `lo AS (
+         SELECT leases.account_id, GREATEST(LEAST(leases.amount, t.total), 0) AS used
          FROM leases JOIN t ON t.account_id = leases.account_id
-         WHERE leases.instance = $2
+         WHERE leases.instance = ${instance}
          FOR UPDATE OF leases
        ), ls AS (
          UPDATE leases SET amount = leases.amount - lo.used FROM lo
-         WHERE leases.instance = $2 AND leases.account_id = lo.account_id
+         WHERE leases.instance = ${instance} AND leases.account_id = lo.account_id
        ), a AS (
          UPDATE accounts SET balance = accounts.balance - t.total,
            held = accounts.held - coalesce(lo.used, 0)
          FROM t LEFT JOIN lo ON lo.account_id = t.account_id
          WHERE accounts.id = t.account_id
-       )`
+       )`;
+}
+
+function recordSettledSql(leased: boolean): string {
+  const debit = leased
+    ? `t AS (
+         SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id
+       ), ${leasedDebit("$2")}`
     : `a AS (
          UPDATE accounts SET balance = accounts.balance - t.total
          FROM (SELECT account_id, sum(cost) AS total FROM g GROUP BY account_id) t
@@ -178,20 +187,9 @@ const SETTLE_LATE = `WITH prev AS (
          FROM prev WHERE generations.id = prev.id
          RETURNING generations.account_id, generations.key_id, generations.cost,
            generations.cost - prev.cost AS delta
-       ), lo AS (
-         SELECT leases.account_id, GREATEST(LEAST(leases.amount, g.delta), 0) AS used
-         FROM leases JOIN g ON g.account_id = leases.account_id
-         WHERE leases.instance = $18
-         FOR UPDATE OF leases
-       ), ls AS (
-         UPDATE leases SET amount = leases.amount - lo.used FROM lo
-         WHERE leases.instance = $18 AND leases.account_id = lo.account_id
-       ), a AS (
-         UPDATE accounts SET balance = accounts.balance - g.delta,
-           held = accounts.held - coalesce(lo.used, 0)
-         FROM g LEFT JOIN lo ON lo.account_id = g.account_id
-         WHERE accounts.id = g.account_id
-       ), l AS (
+       ), t AS (
+         SELECT account_id, delta AS total FROM g
+       ), ${leasedDebit("$18")}, l AS (
          INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
          SELECT $17, g.account_id, -g.cost, 'debit', $1, clock_timestamp() FROM g
          WHERE g.delta <> 0

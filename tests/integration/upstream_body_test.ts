@@ -413,89 +413,68 @@ Deno.test("a responses client's prompt_cache_key turns on Claude's automatic pro
   });
 });
 
+/**
+ * A Claude Code turn after its tool search found `name` (a deferred tool), on gpt-4o-mini: the
+ * chat body the upstream was sent.
+ */
+async function afterToolSearch(g: TestGateway, name: string) {
+  const res = await fetch(`${g.url}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": g.key, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 50,
+      tools: [{ name: "ToolSearch", input_schema: { type: "object" } }, {
+        name,
+        input_schema: { type: "object" },
+        defer_loading: true,
+      }],
+      messages: [
+        { role: "user", content: "Find the tool" },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: {} }],
+        },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: [{ type: "tool_reference", tool_name: name }],
+          }, { type: "text", text: "go [[mock:tokens=1]]" }],
+        },
+      ],
+    }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  await g.mock.idle();
+  const sent = g.mock.stats.calls.at(-1)!.body as {
+    messages: { role: string; content: unknown }[];
+    tools: { function: { name: string } }[];
+  };
+  return {
+    tools: sent.tools.map((t) => t.function.name),
+    result: JSON.stringify(sent.messages.find((m) => m.role === "tool")!.content),
+  };
+}
+
 Deno.test("Claude Code's tool search on another vendor's model: a tool_reference result reaches it as text", async () => {
   await withGateway(async (g) => {
-    const query = { name: "mcp__db__query", input_schema: { type: "object" }, defer_loading: true };
-    const res = await fetch(`${g.url}/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": g.key, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "openai/gpt-4o-mini",
-        max_tokens: 50,
-        tools: [{ name: "ToolSearch", input_schema: { type: "object" } }, query],
-        messages: [
-          { role: "user", content: "Find the db tool" },
-          {
-            role: "assistant",
-            content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { q: "db" } }],
-          },
-          {
-            role: "user",
-            content: [{
-              type: "tool_result",
-              tool_use_id: "toolu_1",
-              content: [{ type: "tool_reference", tool_name: "mcp__db__query" }],
-            }, { type: "text", text: "go [[mock:tokens=1]]" }],
-          },
-        ],
-      }),
-    });
-    assert.equal(res.status, 200, await res.clone().text());
-    await res.body?.cancel();
-    await g.mock.idle();
-    const sent = g.mock.stats.calls[0].body as {
-      messages: { role: string; content: unknown }[];
-      tools: { function: { name: string } }[];
-    };
-    const result = sent.messages.find((m) => m.role === "tool")!;
-    assert.match(JSON.stringify(result.content), /Tool loaded: mcp__db__query/);
-    assert.ok(sent.tools.some((t) => t.function.name === "mcp__db__query"));
+    const sent = await afterToolSearch(g, "mcp__db__query");
+    assert.match(sent.result, /Tool loaded: mcp__db__query/);
+    assert.deepEqual(sent.tools, ["ToolSearch", "mcp__db__query"]);
   });
 });
 
 Deno.test("a tool_reference to a tool whose name is fitted for the upstream names it as fitted", async () => {
   await withGateway(async (g) => {
     const long = "mcp__warehouse__" + "lookup_inventory_levels_by_sku_and_region".repeat(2);
-    const res = await fetch(`${g.url}/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": g.key, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "openai/gpt-4o-mini",
-        max_tokens: 50,
-        tools: [{ name: "ToolSearch", input_schema: { type: "object" } }, {
-          name: long,
-          input_schema: { type: "object" },
-          defer_loading: true,
-        }],
-        messages: [
-          { role: "user", content: "Find it" },
-          {
-            role: "assistant",
-            content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: {} }],
-          },
-          {
-            role: "user",
-            content: [{
-              type: "tool_result",
-              tool_use_id: "toolu_1",
-              content: [{ type: "tool_reference", tool_name: long }],
-            }, { type: "text", text: "go [[mock:tokens=1]]" }],
-          },
-        ],
-      }),
-    });
-    assert.equal(res.status, 200, await res.clone().text());
-    await res.body?.cancel();
-    await g.mock.idle();
-    const sent = g.mock.stats.calls[0].body as {
-      messages: { role: string; content: unknown }[];
-      tools: { function: { name: string } }[];
-    };
+    const sent = await afterToolSearch(g, long);
     const fitted = shortToolName(long);
-    assert.deepEqual(sent.tools.map((t) => t.function.name), ["ToolSearch", fitted]);
-    const result = JSON.stringify(sent.messages.find((m) => m.role === "tool")!.content);
-    assert.match(result, new RegExp(`Tool loaded: ${fitted}`));
-    assert.doesNotMatch(result, /lookup_inventory_levels_by_sku_and_regionlookup/);
+    assert.deepEqual(sent.tools, ["ToolSearch", fitted]);
+    assert.match(sent.result, new RegExp(`Tool loaded: ${fitted}`));
+    assert.doesNotMatch(sent.result, /lookup_inventory_levels_by_sku_and_regionlookup/);
   });
 });
 

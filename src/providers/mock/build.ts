@@ -86,7 +86,17 @@ function imagesPlan(p: PlanInput): Plan {
   if (p.controls.fail !== undefined) return errorPlan(500, vendorError("openai", 500));
   const usage = imageUsage(r, p.controls.tokens);
   const withUsage = p.controls.usage !== false;
-  return wholePlan(200, imagesBody(r, usage, withUsage), p.controls, {
+  return imagePlan(p, imagesBody(r, usage, withUsage), usage, withUsage);
+}
+
+/** A whole answer of images: one content event after the first-byte delay. */
+function imagePlan(
+  p: PlanInput,
+  json: string,
+  usage: { input: number; output: number },
+  withUsage: boolean,
+): Plan {
+  return wholePlan(200, json, p.controls, {
     firstMs: delays(p).firstMs,
     everyMs: 0,
     contentCount: 1,
@@ -128,13 +138,7 @@ function chatImagesPlan(p: PlanInput): Plan {
       total_tokens: usage.input + usage.output,
     };
   }
-  return wholePlan(200, JSON.stringify(json), p.controls, {
-    firstMs: delays(p).firstMs,
-    everyMs: 0,
-    contentCount: 1,
-    inputTokens: usage.input,
-    outputTokens: usage.output,
-  }, withUsage);
+  return imagePlan(p, JSON.stringify(json), usage, withUsage);
 }
 
 /** Output tokens of an image made through chat (about a 1K image). */
