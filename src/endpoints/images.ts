@@ -290,8 +290,8 @@ function imageEvents(
 }
 
 /** Provider errors for images: the embeddings table's mapping (a failure is a 502). */
-function decodeImagesError(status: number, body: unknown): GatewayError {
-  return decodeEmbeddingsError(status, body);
+function decodeImagesError(status: number, body: unknown, retryAfter?: number): GatewayError {
+  return decodeEmbeddingsError(status, body, retryAfter);
 }
 
 function referenceInvalid(i: number, why: string): GatewayError {

@@ -66,7 +66,7 @@ export interface Attempt<T> {
   body: (c: Candidate) => string;
   /** The whole call — headers and body — must finish within this. */
   timeoutMs: (c: Candidate) => number;
-  decodeError: (status: number, body: unknown) => GatewayError;
+  decodeError: (status: number, body: unknown, retryAfter?: number) => GatewayError;
   /** Reads a 200 answer; a GatewayError thrown here is a provider failure (5xx → next candidate). */
   read: (json: unknown, c: Candidate) => T | Promise<T>;
 }
@@ -120,7 +120,7 @@ async function tryCandidates<T>(
       app.log,
     );
     if (!outcome.ok) {
-      last = outcome.error ?? a.decodeError(outcome.status, outcome.body);
+      last = outcome.error ?? a.decodeError(outcome.status, outcome.body, outcome.retryAfter);
       if (outcome.status === 499 || req.signal.aborted) return { ok: false, error: last };
       // A refused request (4xx other than 429) is not the provider failing (see pipeline.ts).
       if (!outcome.retry) return { ok: false, error: last };

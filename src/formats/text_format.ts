@@ -80,5 +80,6 @@ export interface UpstreamProtocol {
   finishBody?(body: Record<string, unknown>, provider: Provider): void;
   createDecoder(): StreamDecoder;
   decodeBody: BodyDecoder;
-  decodeError(status: number, body: unknown): GatewayError;
+  /** `retryAfter`: seconds the upstream asked to wait (its `Retry-After`), kept for the client. */
+  decodeError(status: number, body: unknown, retryAfter?: number): GatewayError;
 }

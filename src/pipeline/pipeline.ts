@@ -507,7 +507,8 @@ async function attempt(
       app.log,
     );
     if (!outcome.ok) {
-      lastError = outcome.error ?? proto.decodeError(outcome.status, outcome.body);
+      lastError = outcome.error ??
+        proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);
       if (lastError.status === 503) overloaded ??= lastError;
       if (outcome.status === 499) break;
       // A drained call's client is gone: nobody waits for another candidate's answer.

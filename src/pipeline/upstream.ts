@@ -12,7 +12,15 @@ import { describeError } from "../lib/describe_error.ts";
  */
 export type UpstreamOutcome =
   | { ok: true; response: Response; abort: AbortController }
-  | { ok: false; retry: boolean; status: number; body: unknown; error?: GatewayError };
+  | {
+    ok: false;
+    retry: boolean;
+    status: number;
+    body: unknown;
+    error?: GatewayError;
+    /** Seconds the upstream asked to wait (`retry-after-ms`, `retry-after`), if it said. */
+    retryAfter?: number;
+  };
 
 const RETRYABLE = new Set([401, 402, 403, 404, 408, 409, 425, 429]);
 
@@ -23,6 +31,30 @@ const clientGone = (): UpstreamOutcome => ({
   body: null,
   error: clientClosed(),
 });
+
+/** Longest wait passed on to a client: an upstream's hour-long ban is not the client's wait. */
+const retryAfterMaxS = 600;
+
+/**
+ * The wait an upstream's answer asks for, in whole seconds (rounded up): `retry-after-ms`
+ * (OpenAI's), else `retry-after` as seconds or an HTTP date.
+ */
+export function retryAfterOf(h: Headers, now = Date.now()): number | undefined {
+  let s: number | undefined;
+  const ms = h.get("retry-after-ms");
+  if (ms !== null && /^\d+(\.\d+)?$/.test(ms.trim())) s = Number(ms) / 1000;
+  const ra = h.get("retry-after");
+  if (s === undefined && ra !== null) {
+    const v = ra.trim();
+    if (/^\d+(\.\d+)?$/.test(v)) s = Number(v);
+    else {
+      const at = Date.parse(v);
+      if (!Number.isNaN(at)) s = Math.max(0, (at - now) / 1000);
+    }
+  }
+  if (s === undefined || !Number.isFinite(s)) return undefined;
+  return Math.min(retryAfterMaxS, Math.max(1, Math.ceil(s)));
+}
 
 export async function send(
   c: Candidate,
@@ -58,6 +90,7 @@ export async function send(
         (response.status === 400 && OUR_CREDIT.test(text)),
       status: response.status,
       body: parsed,
+      retryAfter: retryAfterOf(response.headers),
     };
   } catch (e) {
     clearTimeout(timer);

@@ -747,8 +747,8 @@ Deno.test("messages errors: 429 rate_limit_error for an upstream 429", async () 
       max_tokens: 10,
       messages: [{ role: "user", content: "Hi [[mock:error=429]]" }],
     });
-    // The mock's 429 has no Retry-After: the client is still told when to come back.
-    assert.equal(res.headers.get("retry-after"), "5");
+    // The upstream's wait (the mock's retry-after-ms: 1500) reaches the client in whole seconds.
+    assert.equal(res.headers.get("retry-after"), "2");
     const body = await expectError(res, 429, "rate_limit_error");
     assert.ok(!/organization/.test(body.error.message), "the vendor's org details are not relayed");
     await assert.rejects(
@@ -802,6 +802,7 @@ Deno.test("messages errors: Anthropic overloaded (529) and its fallback failing 
       messages: [{ role: "user", content: "Hi [[mock:error=529]]" }],
     });
     await expectError(res, 503, "overloaded_error");
+    assert.equal(res.headers.get("retry-after"), "2", "Anthropic's wait, not a default");
     // Both were asked: Anthropic, then OpenRouter, whose failure is not what the client hears.
     assert.deepEqual(g.mock.stats.calls.map((c) => c.path), [
       "/v1/messages",

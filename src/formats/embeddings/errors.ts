@@ -8,6 +8,10 @@ import { decodeOpenAIError } from "../upstream_errors.ts";
  * 502, moderation 403, rate limits 429, timeouts 504), except that a provider's own 408 stays
  * a 408 ("provider-side request timeout").
  */
-export function decodeEmbeddingsError(status: number, body: unknown): GatewayError {
-  return decodeOpenAIError(status, body, undefined, { ...chatErrorTable, keep408: true });
+export function decodeEmbeddingsError(
+  status: number,
+  body: unknown,
+  retryAfter?: number,
+): GatewayError {
+  return decodeOpenAIError(status, body, retryAfter, { ...chatErrorTable, keep408: true });
 }

@@ -64,7 +64,11 @@ const PROVIDER_BILLING = "upstream provider billing error";
  *   `overloaded_error`, what Claude clients expect and retry;
  * - other 5xx and anything else → 502.
  */
-export function decodeMessagesError(status: number, body: unknown): GatewayError {
+export function decodeMessagesError(
+  status: number,
+  body: unknown,
+  retryAfter?: number,
+): GatewayError {
   const { type, message = "" } = errorObject(body);
   const metadata = { upstream_status: status, ...(type ? { upstream_error_type: type } : {}) };
   // Our account's credit at the provider, whatever status carries it: never the provider's
@@ -83,10 +87,14 @@ export function decodeMessagesError(status: number, body: unknown): GatewayError
   if (status === 401) return providerError(PROVIDER_AUTH, metadata);
   if (status === 403) return new GatewayError(403, PROVIDER_ACCESS_DENIED, { metadata });
   if (status === 429 || type === "rate_limit_error") {
-    return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata });
+    return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata, retryAfter });
   }
   if (status === 529 || status === 503 || type === "overloaded_error") {
-    return new GatewayError(503, PROVIDER_OVERLOADED, { metadata, code: OVERLOADED_CODE });
+    return new GatewayError(503, PROVIDER_OVERLOADED, {
+      metadata,
+      code: OVERLOADED_CODE,
+      retryAfter,
+    });
   }
   const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
   return providerError(text || `upstream provider error (HTTP ${status})`, metadata);

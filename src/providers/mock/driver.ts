@@ -70,7 +70,7 @@ class Sleeper {
 }
 
 function headersOf(plan: Plan): Record<string, string> {
-  return { "content-type": plan.contentType };
+  return { "content-type": plan.contentType, ...plan.headers };
 }
 
 /** A body that fails on first read: the client gets the status line, then a network error. */

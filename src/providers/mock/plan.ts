@@ -22,6 +22,8 @@ export type Fault = "cut" | "fail" | "stall";
 export interface Plan {
   status: number;
   contentType: string;
+  /** Headers beside the content type (a refusal's `retry-after`). */
+  headers?: Record<string, string>;
   /** A whole (non-streaming or error) body. */
   body?: Uint8Array<ArrayBuffer>;
   /** SSE frames, for streams. */
@@ -113,6 +115,10 @@ export function errorPlan(status: number, json: string, inputTokens = 0): Plan {
   return {
     status,
     contentType: JSON_TYPE,
+    // Vendors say how long to wait on a rate limit or an overload (OpenAI in ms as well).
+    ...(status === 429 || status === 503 || status === 529
+      ? { headers: { "retry-after": "2", "retry-after-ms": "1500" } }
+      : {}),
     body: utf8(json),
     faultAt: 0,
     firstMs: 0,

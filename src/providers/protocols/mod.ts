@@ -82,7 +82,7 @@ const openaiChat: UpstreamProtocol = {
   },
   createDecoder: createChatDecoder,
   decodeBody: decodeChatBody,
-  decodeError: (status, body) => decodeChatError(status, body),
+  decodeError: (status, body, retryAfter) => decodeChatError(status, body, retryAfter),
 };
 
 const anthropicMessages: UpstreamProtocol = {
