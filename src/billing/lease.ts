@@ -1,6 +1,6 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
 import { newId } from "../lib/ids.ts";
-import { OpenIds, type Quota } from "./quota.ts";
+import { type Quota, StoreHeld } from "./quota.ts";
 import { backlogRows, type Settled, SettlementBatches, takeOpen } from "./batches.ts";
 import { type Checkpoint, Journal } from "./journal.ts";
 
@@ -72,8 +72,8 @@ export class LeaseQuota implements Quota {
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
   #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
-  /** Capped keys' generations, held in the store. */
-  readonly #inStore = new OpenIds();
+  /** Capped keys' generations, held in the store (and journaled as this instance's). */
+  readonly #inStore: StoreHeld;
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewedAt = Date.now();
   #renewing = false;
@@ -98,20 +98,23 @@ export class LeaseQuota implements Quota {
       (fn) => this.#batches.serial(fn),
       this.instance,
     );
+    this.#inStore = new StoreHeld(store, this.instance);
   }
 
   watch(generationId: string, progress: () => Checkpoint): void {
     this.#journal.watch(generationId, progress);
+    this.#inStore.journal.watch(generationId, progress);
   }
 
-  /** The journal's step, now (tests). */
-  journalNow(now?: number): Promise<void> {
-    return this.#journal.tick(now);
+  /** The journals' step, now (tests). */
+  async journalNow(now?: number): Promise<void> {
+    await this.#journal.tick(now);
+    await this.#inStore.journal.tick(now);
   }
 
   async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
     // Not in #open: its settlement goes to the store too.
-    if (opts.keyCapped) return this.#inStore.reserved(g.id, this.store.reserve(g, opts));
+    if (opts.keyCapped) return this.#inStore.reserve(g, opts);
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
     await this.#batches.room();
     this.#startTicking();
@@ -156,7 +159,7 @@ export class LeaseQuota implements Quota {
     const open = takeOpen(this.#open, s);
     // Not held here (a capped key's, or a row the sweeper found): the store's own settlement.
     if (!open) {
-      this.#inStore.delete(s.generationId);
+      this.#inStore.settled(s.generationId);
       return await this.store.settle(s);
     }
     this.#journal.closed(s.generationId);
@@ -192,6 +195,7 @@ export class LeaseQuota implements Quota {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#journal.stop();
+    this.#inStore.journal.stop();
     await this.flush();
     await Promise.all([...this.#leases.values()].map((l) => l.topUp?.catch(() => {})));
     // Ends already under way are waited for; what did not end (the store refused) is tried

@@ -1,5 +1,5 @@
 import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
-import type { Checkpoint } from "./journal.ts";
+import { type Checkpoint, Journal } from "./journal.ts";
 
 /**
  * Where holds live. `StoreQuota` keeps each hold in the store (one statement to reserve, one
@@ -53,32 +53,67 @@ export interface Quota {
 
 export class StoreQuota implements Quota {
   readonly peersBatch = false;
-  readonly #open = new OpenIds();
-  constructor(private readonly store: Store) {}
+  readonly #held: StoreHeld;
+  constructor(private readonly store: Store) {
+    this.#held = new StoreHeld(store);
+  }
   reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }) {
-    return this.#open.reserved(g.id, this.store.reserve(g, opts));
+    return this.#held.reserve(g, opts);
   }
   settle(s: Settlement) {
-    this.#open.delete(s.generationId);
+    this.#held.settled(s.generationId);
     return this.store.settle(s);
   }
   holds(generationId: string) {
-    return this.#open.has(generationId);
+    return this.#held.has(generationId);
+  }
+  watch(generationId: string, progress: () => Checkpoint): void {
+    this.#held.journal.watch(generationId, progress);
+  }
+  /** The journal's step, now (tests). */
+  journalNow(now?: number): Promise<void> {
+    return this.#held.journal.tick(now);
   }
   invalidate() {}
   flush() {
     return Promise.resolve();
   }
   close() {
+    this.#held.journal.stop();
     return Promise.resolve();
   }
 }
 
-/** Ids of the generations a quota reserved in the store and has not settled yet. */
-export class OpenIds extends Set<string> {
-  async reserved(id: string, reserve: Promise<boolean>): Promise<boolean> {
-    const ok = await reserve;
-    if (ok) this.add(id);
+/**
+ * Generations a quota holds in the store itself (a statement to reserve, one to settle) and
+ * has not settled yet. They are journaled like a wallet's (journal.ts): their rows'
+ * checkpoints tell every instance's sweeper they are alive however long they run (by age
+ * alone, a peer would close a live stream and free its hold), and a dead process's are billed
+ * at their last checkpoint.
+ */
+export class StoreHeld {
+  readonly #open = new Map<string, { g: GenerationOpen; created: Date }>();
+  readonly journal: Journal;
+
+  constructor(private readonly store: Store, instance?: string) {
+    this.journal = new Journal(store, () => this.#open.values(), (fn) => fn(), instance);
+  }
+
+  async reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean> {
+    const ok = await this.store.reserve(g, opts);
+    if (ok) {
+      this.#open.set(g.id, { g, created: new Date() });
+      this.journal.opened(g.id);
+    }
     return ok;
+  }
+
+  /** The generation settles: no checkpoint is taken of it any more. */
+  settled(generationId: string): void {
+    if (this.#open.delete(generationId)) this.journal.closed(generationId);
+  }
+
+  has(generationId: string): boolean {
+    return this.#open.has(generationId);
   }
 }

@@ -195,3 +195,27 @@ Deno.test("an error in the chunks the first-byte peek read: its usage is still r
   assert.match(silent.text, /"finish_reason":"error"/);
   assert.ok(silent.ms < 10_000, `${silent.ms} ms`);
 });
+
+Deno.test("a usage event the upstream ends without its blank line, after an error, is still billed", async () => {
+  const [content, error, usage] = USAGE_AFTER_ERROR;
+  const meter = new Meter({
+    generationId: "gen_unterminated",
+    prices: { prompt: "0.000001", completion: "0.000002" },
+    promptTokensCounted: 10,
+    startedAt: performance.now(),
+  }, {
+    quota: { settle: () => Promise.resolve(true) } as unknown as StoreQuota,
+    tracker: new Tracker(),
+    log: createLogger("error", () => {}),
+    rates: makeRates("100", "0"),
+  });
+  const stage = new StreamStage({
+    decoder: createChatDecoder(),
+    encoder: createChatEncoder({ id: "gen_unterminated", model: "m", created: 0 }),
+  }, meter);
+  stage.feed(new TextEncoder().encode(`data: ${content}\n\ndata: ${error}\n\ndata: ${usage}`));
+  stage.finish();
+  const report = meter.report();
+  assert.equal(report.source, "upstream");
+  assert.equal(report.usage.output, 3_000);
+});

@@ -99,6 +99,12 @@ export class StreamStage {
       if (!this.#error) {
         this.#splitter.end(this.#onSse);
         this.#decoder.end(this.#emit);
+      } else {
+        // A last event without its blank line may still be the upstream's usage. A decoder
+        // that breaks on it (it may be what broke the stream) changes nothing now.
+        try {
+          this.#splitter.end(this.#onSse);
+        } catch { /* the stream has failed already */ }
       }
     }
     const cost = this.#meter.report();

@@ -304,3 +304,41 @@ for (const { name, open } of await testStores()) {
     }
   });
 }
+
+for (const { name, open } of await testStores()) {
+  for (
+    const [kind, quota, capped] of [
+      ["store-held", (s: Store) => new StoreQuota(s), false],
+      ["capped key's (leased wallet)", (s: Store) => new LeaseQuota(s), true],
+    ] as const
+  ) {
+    Deno.test(`${name}: a ${kind} generation running past the sweep deadline is checkpointed, so a peer leaves it alone`, async () => {
+      const store = await open();
+      const q = quota(store);
+      try {
+        const { account, g } = await openOne(store, "gen_long");
+        assert.ok(await q.reserve(g, { keyCapped: capped }));
+        q.watch(g.id, () => ({
+          cost: 900n,
+          costDetails: {},
+          provider: "mock",
+          upstreamModel: "mock-1",
+          tokens: { output: 9 },
+        }));
+        await new Promise((r) => setTimeout(r, 20));
+        await q.journalNow(Date.now() + 1_500);
+        const row = (await store.getGeneration(account.id, g.id))!;
+        assert.deepEqual([row.status, row.hold, row.cost], ["running", 300_000n, 900n]);
+        // A peer whose deadline for unjournaled rows has long passed: the checkpoint is fresh.
+        assert.equal(await sweep(appOf(store, new StoreQuota(store)), 1), 0);
+        assert.equal((await store.getAccount(account.id))?.held, 300_000n);
+        assert.ok(await q.settle(completed(g.id, 7_000n)));
+        const a = (await store.getAccount(account.id))!;
+        assert.deepEqual([a.balance, a.held], [1_000_000n - 7_000n, 0n]);
+      } finally {
+        await q.close();
+        await store.close();
+      }
+    });
+  }
+}

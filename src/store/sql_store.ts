@@ -201,8 +201,9 @@ const SETTLE_LATE = `WITH prev AS (
        SELECT 1 AS settled FROM g`;
 
 /**
- * Generations in flight, journaled (`$1` a JSON array): inserted running with hold 0, or their
- * checkpoint moved on. Never a settled row: that settlement already said the last word.
+ * Generations in flight, journaled (`$1` a JSON array): a wallet's inserted running with hold 0,
+ * or a running row's checkpoint moved on (a wallet's, or one held in the store, whose hold
+ * stays). Never a settled row: that settlement already said the last word.
  */
 const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status,
          hold, cost, cost_details, provider, upstream_model, input_tokens, output_tokens,
@@ -223,8 +224,9 @@ const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, mode
          cache_read_tokens = EXCLUDED.cache_read_tokens,
          cache_write_tokens = EXCLUDED.cache_write_tokens,
          reasoning_tokens = EXCLUDED.reasoning_tokens,
-         checkpoint_at = EXCLUDED.checkpoint_at
-       WHERE generations.status = 'running' AND generations.hold = 0`;
+         checkpoint_at = EXCLUDED.checkpoint_at,
+         instance = coalesce(EXCLUDED.instance, generations.instance)
+       WHERE generations.status = 'running'`;
 
 /** A generation's token figures as the batch statements' JSON rows carry them. */
 function tokenColumns(t: Settlement["tokens"]) {

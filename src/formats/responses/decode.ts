@@ -52,6 +52,8 @@ export function createResponsesDecoder(): StreamDecoder {
   const items = new Map<number, ItemState>();
   let started = false;
   let done = false;
+  /** An `error` event ended the stream: a `response.failed` after it may still bring usage. */
+  let usageMayFollow = false;
   let tools = 0;
 
   const start = (emit: Emit, r: Obj | undefined) => {
@@ -69,6 +71,25 @@ export function createResponsesDecoder(): StreamDecoder {
     done = true;
     emit({ type: "error", error });
     const u = usageFromResponses(usage);
+    if (u) emit({ type: "usage", usage: u });
+  };
+
+  /** After an `error` event, the usage of the response that closes the stream, if any. */
+  const lateUsage = (ev: SseEvent, emit: Emit) => {
+    let d: Obj | undefined;
+    try {
+      d = obj(JSON.parse(ev.data));
+    } catch {
+      return;
+    }
+    const type = str(d?.type) ?? ev.event;
+    if (
+      type !== "response.failed" && type !== "response.completed" && type !== "response.incomplete"
+    ) {
+      return;
+    }
+    usageMayFollow = false;
+    const u = usageOfResponse(obj(d?.response));
     if (u) emit({ type: "usage", usage: u });
   };
 
@@ -202,7 +223,10 @@ export function createResponsesDecoder(): StreamDecoder {
 
   return {
     event(ev: SseEvent, emit: Emit): void {
-      if (done) return;
+      if (done) {
+        if (usageMayFollow) lateUsage(ev, emit);
+        return;
+      }
       let d: Obj | undefined;
       try {
         d = obj(JSON.parse(ev.data));
@@ -297,6 +321,7 @@ export function createResponsesDecoder(): StreamDecoder {
         case "error":
           // Older streams put code and message at the top level, newer ones under `error`.
           fail(emit, decodeResponsesStreamError(obj(d.error) ?? d));
+          usageMayFollow = true;
           return;
         default:
           return; // vendors add event types: skipped, never an error

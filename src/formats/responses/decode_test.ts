@@ -249,3 +249,21 @@ Deno.test("decoder: each web_search_call item of the finished response is a web 
   decodeResponsesBody({ ...response, output: response.output.slice(2) }, (e) => plain.push(e));
   assert.deepEqual(usageOf(plain), [{ input: 10, output: 2 }]);
 });
+
+Deno.test("decoder: the usage of a response.failed after an error event is kept; nothing else", () => {
+  const events = decode(
+    frame({ type: "response.created", response: { id: "resp_e", model: "gpt-5" } }) +
+      frame({ type: "error", code: "server_error", message: "boom" }) +
+      frame({ type: "response.output_text.delta", output_index: 0, delta: "late" }) +
+      frame({
+        type: "response.failed",
+        response: {
+          id: "resp_e",
+          status: "failed",
+          usage: { input_tokens: 1000, output_tokens: 2000 },
+        },
+      }),
+  );
+  assert.deepEqual(events.map((e) => e.type), ["response_start", "error", "usage"]);
+  assert.deepEqual((events[2] as { usage: unknown }).usage, { input: 1000, output: 2000 });
+});
