@@ -196,7 +196,7 @@ Deno.test("an error in the chunks the first-byte peek read: its usage is still r
   assert.ok(silent.ms < 10_000, `${silent.ms} ms`);
 });
 
-Deno.test("a usage event the upstream ends without its blank line, after an error, is still billed", async () => {
+Deno.test("a usage event the upstream ends without its blank line, after an error, is still billed", () => {
   const [content, error, usage] = USAGE_AFTER_ERROR;
   const meter = new Meter({
     generationId: "gen_unterminated",
