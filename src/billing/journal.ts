@@ -51,6 +51,8 @@ export class Journal {
   readonly #watched = new Map<string, Watched>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing = false;
+  /** Stopped (the wallet closed): no step is scheduled again, a write in flight included. */
+  #stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -64,7 +66,7 @@ export class Journal {
   /** A generation was opened: journaling starts once it has run `journalAfterMs`. */
   opened(id: string): void {
     this.#watched.set(id, {});
-    this.#timer ??= setTimeout(() => this.tick(), journalAfterMs);
+    if (!this.#stopped) this.#timer ??= setTimeout(() => this.tick(), journalAfterMs);
   }
 
   /** Where the generation's cost so far comes from (the meter of its current attempt). */
@@ -79,6 +81,7 @@ export class Journal {
   }
 
   stop(): void {
+    this.#stopped = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
@@ -116,6 +119,8 @@ export class Journal {
         this.#writing = false;
       }
     }
-    if (this.#watched.size > 0) this.#timer ??= setTimeout(() => this.tick(), journalAfterMs);
+    if (this.#watched.size > 0 && !this.#stopped) {
+      this.#timer ??= setTimeout(() => this.tick(), journalAfterMs);
+    }
   }
 }

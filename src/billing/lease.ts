@@ -72,7 +72,11 @@ export class LeaseQuota implements Quota {
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
   #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
-  /** Capped keys' generations, held in the store (and journaled as this instance's). */
+  /**
+   * Capped keys' generations, held in the store. Journaled as no instance's: their holds are
+   * not in a lease, so the end of this instance's leases (a stall) must not let a peer sweep
+   * them while they run; stale checkpoints tell when their process died.
+   */
   readonly #inStore: StoreHeld;
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewedAt = Date.now();
@@ -98,7 +102,7 @@ export class LeaseQuota implements Quota {
       (fn) => this.#batches.serial(fn),
       this.instance,
     );
-    this.#inStore = new StoreHeld(store, this.instance);
+    this.#inStore = new StoreHeld(store);
   }
 
   watch(generationId: string, progress: () => Checkpoint): void {

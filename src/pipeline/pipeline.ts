@@ -458,7 +458,7 @@ async function attempt(
    * answer is that one (503 `overloaded_error`, which Claude clients back off and retry), not
    * a fallback's generic failure.
    */
-  let overloaded: GatewayError | undefined;
+  let overloaded: { error: GatewayError; by: Candidate } | undefined;
   const ctx: EncodeContext = {
     id: hold.generationId,
     model: call.requestedModel,
@@ -509,7 +509,7 @@ async function attempt(
     if (!outcome.ok) {
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);
-      if (lastError.status === 503) overloaded ??= lastError;
+      if (lastError.status === 503) overloaded ??= { error: lastError, by: c };
       if (outcome.status === 499) break;
       // A drained call's client is gone: nobody waits for another candidate's answer.
       if (req.signal.aborted) {
@@ -562,7 +562,7 @@ async function attempt(
           type: lastError.type,
         });
       }
-      if (lastError.status === 503) overloaded ??= lastError;
+      if (lastError.status === 503) overloaded ??= { error: lastError, by: c };
       if (result.error.status === 499) return cancelled(hold);
       if (req.signal.aborted) {
         lastError = clientClosed();
@@ -586,9 +586,9 @@ async function attempt(
       });
   }
   // Nothing was produced: close the generation at no cost, then answer with the last error.
-  const error = overloaded && lastError?.status === 502
-    ? overloaded
-    : lastError ?? noProvider(call.model.id);
+  // The history names the provider whose failure the client is told of.
+  const told = overloaded && lastError?.status === 502 ? overloaded : undefined;
+  const error = told?.error ?? lastError ?? noProvider(call.model.id);
   meters.push(
     closeAtNoCost(
       hold,
@@ -596,7 +596,7 @@ async function attempt(
       app,
       error,
       error.status === 499 ? "cancelled" : "failed",
-      tried,
+      told?.by ?? tried,
     ),
   );
   throw error;

@@ -342,3 +342,45 @@ for (const { name, open } of await testStores()) {
     });
   }
 }
+
+for (const { name, open } of await testStores()) {
+  Deno.test(`${name}: a capped key's live generation outlives its instance's leases: no peer sweeps it, the cap holds`, async () => {
+    const store = await open();
+    const a = new LeaseQuota(store, {
+      timing: { ttlMs: 300, renewEveryMs: 3_600_000, safetyMs: 0 },
+    });
+    const peer = new StoreQuota(store);
+    try {
+      const x = await openOne(store, "gen_x1");
+      assert.ok(await a.reserve({ ...x.g, hold: 1_000n }), "the instance holds a lease");
+      const y = await store.createAccount("y", 10_000_000n);
+      const ky = await store.createKey(y.id, "y".repeat(64), "tg_y", null);
+      await store.setKeyLimits(ky.id, { spend: 400_000n });
+      const capped = (id: string) => generation(y.id, ky.id, id);
+      const g1 = capped("gen_y1");
+      assert.ok(await a.reserve(g1, { keyCapped: true }));
+      a.watch(g1.id, () => ({
+        cost: 900n,
+        costDetails: {},
+        provider: "mock",
+        upstreamModel: "mock-1",
+        tokens: { output: 9 },
+      }));
+      await new Promise((r) => setTimeout(r, 20));
+      await a.journalNow(Date.now() + 1_500);
+      assert.equal(await peer.reserve(capped("gen_y_refused"), { keyCapped: true }), false);
+      await new Promise((r) => setTimeout(r, 600)); // the instance stalls; its lease expires
+      await sweep(appOf(store, peer), 15 * 60_000);
+      assert.equal((await store.getGeneration(y.id, g1.id))?.status, "running");
+      assert.equal(await peer.reserve(capped("gen_y2"), { keyCapped: true }), false);
+      assert.ok(await a.settle(completed(g1.id, 250_000n)));
+      const spent = (await store.listKeys(y.id)).find((k) => k.id === ky.id)!.spent;
+      assert.equal(spent, 250_000n);
+      await a.settle(completed(x.g.id, 0n));
+    } finally {
+      await a.close();
+      await peer.close();
+      await store.close();
+    }
+  });
+}

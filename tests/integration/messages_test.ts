@@ -808,6 +808,10 @@ Deno.test("messages errors: Anthropic overloaded (529) and its fallback failing 
       "/v1/messages",
       "/v1/chat/completions",
     ]);
+    // Nor what the history names.
+    await g.settled();
+    const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    assert.deepEqual([gen.status, gen.provider], ["failed", "anthropic"]);
   });
 });
 

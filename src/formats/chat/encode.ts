@@ -231,7 +231,10 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
         throw e.error;
     }
   }
-  const message: Obj = { role: "assistant", content: text, refusal: null };
+  // A turn of tool calls alone has null content, as OpenAI writes it (Claude may open an
+  // empty text block before its calls).
+  const content = text === "" && calls.size > 0 ? null : text;
+  const message: Obj = { role: "assistant", content, refusal: null };
   if (!reasoningExcluded(ctx.clientBody)) {
     if (reasoning !== null) message.reasoning = reasoning;
     // As OpenRouter gives them: a client that sends them back keeps Claude's thinking on
