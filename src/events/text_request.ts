@@ -123,6 +123,12 @@ export interface WebSearch {
   allowedDomains?: string[];
   /** Approximate location to localise results (two-letter country code, IANA timezone). */
   userLocation?: { city?: string; region?: string; country?: string; timezone?: string };
+  /**
+   * The client allows a search but asks for no live web access (Codex's default "cached"
+   * search, `external_web_access: false`): an upstream that can offer it only as a search run
+   * on every call (OpenRouter's web plugin) leaves it out, and it binds the call to no upstream.
+   */
+  optional?: boolean;
 }
 
 /**

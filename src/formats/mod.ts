@@ -151,6 +151,7 @@ export const responsesFormat: ClientFormat = {
   },
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
   upstreamsFor: (body) => responses.upstreamsFor(body as Body),
+  nativeToolsOnly: (body) => responses.nativeToolsOnly(body),
   passThroughRequest: (body, upstreamModel) => responses.passThroughRequest(body, upstreamModel),
   samplingFields: ["temperature", "top_p", "top_logprobs"],
   dropReasoning: (body) => {

@@ -45,6 +45,11 @@ export interface ClientFormat {
   toInternal(body: Record<string, unknown>, slug: string): TextRequest;
   /** The upstream protocols that can serve the call, when not every one can (built-in tools). */
   upstreamsFor(body: Record<string, unknown>): UpstreamNeed | undefined;
+  /**
+   * The body declares tools only the vendor's own API takes as sent (Codex's `namespace` and
+   * client-run `tool_search`): an aggregator is then sent the call transcoded.
+   */
+  nativeToolsOnly?(body: Record<string, unknown>): boolean;
   passThroughRequest(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   /**
    * Leaves the reasoning settings out of the client's own body, for a model that takes none:

@@ -246,6 +246,9 @@ export function decodeAndRoute(
   if (request.tools?.length && allowed.includes("openai-responses")) {
     candidates = candidates.map((c) => toolsVia(c, model.id));
   }
+  if (allowed.includes("openai-chat") && format.nativeToolsOnly?.(body)) {
+    candidates = candidates.map((c) => aggregatorChatVia(c, model.id));
+  }
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
       throw badRequest(need.reason);
@@ -319,6 +322,21 @@ function searchVia(c: Candidate, format: ClientFormat, slug: string): Candidate 
     !protocolsFor(c.provider, slug).includes("openai-responses")
   ) return c;
   return { ...c, protocol: "openai-responses" };
+}
+
+/**
+ * A responses call declaring tools only OpenAI's own responses API takes as they are
+ * (Codex's `namespace` tools and client-run `tool_search`, on every call) goes to an
+ * aggregator's chat API, transcoded: OpenRouter's responses API refuses a namespace tool
+ * ("No endpoints found that support the native `namespace` tool type") and lists no tool
+ * search. Transcoded, namespaces are flattened and the search is a function, both mapped back.
+ */
+function aggregatorChatVia(c: Candidate, slug: string): Candidate {
+  if (
+    c.protocol !== "openai-responses" || !c.provider.quirks.openrouterUsage ||
+    !protocolsFor(c.provider, slug).includes("openai-chat")
+  ) return c;
+  return { ...c, protocol: "openai-chat" };
 }
 
 /**

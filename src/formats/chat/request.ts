@@ -344,7 +344,9 @@ export function fromInternal(
   if (req.tools !== undefined && req.tools.length > 0) body.tools = req.tools.map(toolToChat);
   // A hosted search runs as OpenRouter's web plugin (its results come back as the answer's
   // citations, its price in the cost OpenRouter reports); OpenAI's chat API has no such tool.
-  if (req.webSearch && options.openrouterReasoning) body.plugins = [{ id: "web" }];
+  if (req.webSearch && !req.webSearch.optional && options.openrouterReasoning) {
+    body.plugins = [{ id: "web" }];
+  }
   if (req.toolChoice !== undefined) {
     body.tool_choice = req.toolChoice.type === "tool"
       ? { type: "function", function: { name: req.toolChoice.name } }

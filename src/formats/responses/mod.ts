@@ -11,6 +11,7 @@ export {
   allowedToolsAsSubset,
   builtInTools,
   fromInternal,
+  nativeToolsOnly,
   passThroughRequest,
   toInternal,
   upstreamsFor,

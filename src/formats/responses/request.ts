@@ -270,6 +270,15 @@ function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
  * The tool goes, and with it the history's search items (calls of a tool no longer declared);
  * the model works with the tools it was given whole.
  */
+/** Codex's `namespace` tools or its client-run `tool_search`: see `nativeToolsOnly` (text_format.ts). */
+export function nativeToolsOnly(body: Obj): boolean {
+  return Array.isArray(body.tools) &&
+    body.tools.some((t) => {
+      const type = (t as Obj | null)?.type;
+      return type === "namespace" || (type === "tool_search" && (t as Obj).execution === "client");
+    });
+}
+
 export function withoutClientToolSearch(body: Obj): void {
   const isSearch = (t: unknown) =>
     (t as Obj | null)?.type === "tool_search" && (t as Obj).execution === "client";
@@ -373,7 +382,8 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
   const tools = builtInTools(body);
   const other = tools.find((t) => !WEB_SEARCH_TOOLS.has(t));
   if (other !== undefined) return responsesOnly(`tool ${other}`);
-  let search = tools.length > 0;
+  // A search without live web access (Codex's default) is one an upstream may go without.
+  let search = tools.length > 0 && !cachedSearchOnly((body as ResponsesRequest).tools);
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input)) {
     for (const item of input) {
@@ -393,12 +403,20 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
     : undefined;
 }
 
+/** Every hosted web search tool declared asks for no live web access (`external_web_access`). */
+function cachedSearchOnly(tools: unknown): boolean {
+  if (!Array.isArray(tools)) return false;
+  const searches = (tools as Obj[]).filter((t) => WEB_SEARCH_TOOLS.has(t?.type as string));
+  return searches.length > 0 && searches.every((t) => t.external_web_access === false);
+}
+
 /** The client's hosted web search as the internal form carries it, or undefined. */
 function webSearchOf(tools: unknown): WebSearch | undefined {
   if (!Array.isArray(tools)) return undefined;
   const t = (tools as Obj[]).find((t) => WEB_SEARCH_TOOLS.has(t?.type as string));
   if (!t) return undefined;
   const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
+  if (cachedSearchOnly(tools)) out.optional = true;
   const domains = strings((t.filters as Obj | null | undefined)?.allowed_domains);
   if (domains) out.allowedDomains = domains;
   const loc = t.user_location as Obj | null | undefined;

@@ -196,29 +196,43 @@ const responsesOnly = (what: string) => ({
   reason: `${what} requires an upstream that speaks the responses format`,
 });
 
-Deno.test("builtInTools and upstreamsFor: Codex's web search needs an upstream that searches", {
-  ignore: !hasCodex,
-}, () => {
-  const body = codex("responses-turn1");
-  // apply_patch (custom) and the client-executed tool_search have function forms.
-  assert.deepEqual(builtInTools(body), ["web_search"]);
-  const need = upstreamsFor(body)!;
-  assert.deepEqual(need.protocols, SEARCHERS);
-  assert.match(need.reason, /^tool web_search requires an upstream that runs web searches/);
-  const withoutWebSearch = {
-    ...body,
-    tools: body.tools.filter((t: { type: string }) => t.type !== "web_search"),
-  };
-  assert.equal(upstreamsFor(withoutWebSearch), undefined);
-  const turn2 = codex("responses-turn2-function-call-output");
-  assert.equal(
-    upstreamsFor({
-      ...turn2,
-      tools: turn2.tools.filter((t: { type: string }) => t.type !== "web_search"),
-    }),
-    undefined,
-  );
-});
+Deno.test(
+  "builtInTools and upstreamsFor: Codex's live web search needs an upstream that searches; its cached one none",
+  {
+    ignore: !hasCodex,
+  },
+  () => {
+    const recorded = codex("responses-turn1");
+    // apply_patch (custom) and the client-executed tool_search have function forms.
+    assert.deepEqual(builtInTools(recorded), ["web_search"]);
+    // Codex's default search asks for no live web access: any upstream may go without it.
+    const cached = recorded.tools.find((t: { type: string }) => t.type === "web_search");
+    assert.equal(cached.external_web_access, false);
+    assert.equal(upstreamsFor(recorded), undefined);
+    const body = {
+      ...recorded,
+      tools: recorded.tools.map((t: { type: string }) =>
+        t.type === "web_search" ? { ...t, external_web_access: true } : t
+      ),
+    };
+    const need = upstreamsFor(body)!;
+    assert.deepEqual(need.protocols, SEARCHERS);
+    assert.match(need.reason, /^tool web_search requires an upstream that runs web searches/);
+    const withoutWebSearch = {
+      ...body,
+      tools: body.tools.filter((t: { type: string }) => t.type !== "web_search"),
+    };
+    assert.equal(upstreamsFor(withoutWebSearch), undefined);
+    const turn2 = codex("responses-turn2-function-call-output");
+    assert.equal(
+      upstreamsFor({
+        ...turn2,
+        tools: turn2.tools.filter((t: { type: string }) => t.type !== "web_search"),
+      }),
+      undefined,
+    );
+  },
+);
 
 Deno.test("builtInTools: hosted tools, a hosted tool_search and non-function namespace members", () => {
   assert.deepEqual(
@@ -276,6 +290,7 @@ Deno.test("toInternal: the hosted web search becomes the request's webSearch, ca
     maxUses: 10,
     allowedDomains: ["example.com"],
     userLocation: { city: "London", country: "GB" },
+    optional: true,
   });
   assert.equal(req.tools, undefined);
   assert.deepEqual(req.messages, [{ role: "user", parts: [{ type: "text", text: "news?" }] }]);
