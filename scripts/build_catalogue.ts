@@ -38,6 +38,7 @@ interface UpstreamModel {
   per_request_limits: Record<string, unknown> | null;
   supported_parameters: string[];
   alias_target?: { slug: string };
+  reasoning?: { mandatory?: boolean; supported_efforts?: string[] };
 }
 
 /** Spec, GET /v1/models: generative models are those producing text, image, video or audio. */
@@ -180,7 +181,19 @@ function seedEntry(m: UpstreamModel, image?: ImageCapabilities): SeedModel {
     // Some image models state 0, which means "not stated", not "no output".
     max_completion_tokens: maxOut && maxOut > 0 ? maxOut : null,
     ...(image ? { image } : {}),
+    ...mandatoryReasoning(m),
   };
+}
+
+/**
+ * A model that cannot stop reasoning (OpenRouter answers 400 to `reasoning: {enabled: false}`):
+ * the efforts it takes, so reasoning turned off asks it for the least.
+ */
+function mandatoryReasoning(m: UpstreamModel): Pick<SeedModel, "reasoning"> {
+  const r = m.reasoning;
+  if (r?.mandatory !== true) return {};
+  const efforts = r.supported_efforts?.filter((e) => typeof e === "string");
+  return { reasoning: { mandatory: true, ...(efforts?.length ? { efforts } : {}) } };
 }
 
 function embeddingEntry(m: UpstreamModel): SeedModel {

@@ -48,6 +48,12 @@ const seedModelSchema = z.object({
   dimensions: z.number().int().positive().optional(),
   reducible_dimensions: z.boolean().optional(),
   image: imageSchema.optional(),
+  /**
+   * Reasoning the model cannot turn off (the snapshot's `reasoning.mandatory`), and the
+   * efforts it takes where the snapshot lists them.
+   */
+  reasoning: z.object({ mandatory: z.literal(true), efforts: z.array(z.string()).optional() })
+    .optional(),
 });
 
 /** `family` is a regular expression over model ids; the alias follows its newest `created` match. */

@@ -19,6 +19,12 @@ export interface EffortSet {
 
 const RANK: Effort[] = ["none", "minimal", "low", "medium", "high", "xhigh"];
 
+/** The least of `efforts` this module knows (`low` when none is listed). */
+export function leastEffort(efforts: readonly string[] = []): Effort {
+  const known = RANK.filter((e) => efforts.includes(e));
+  return known[0] ?? "low";
+}
+
 /** The effort nearest `effort` among `allowed` (on a tie, the higher: asked thought stays). */
 export function nearestEffort(effort: Effort, allowed: readonly Effort[]): Effort {
   if (allowed.length === 0 || allowed.includes(effort)) return effort;

@@ -159,3 +159,31 @@ Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning mod
     }
   });
 });
+
+Deno.test("efforts: thinking turned off on an OpenRouter model that cannot stop reasoning asks for its least; elsewhere it is turned off", async () => {
+  await withGateway(async (g) => {
+    const cases: [string, unknown][] = [
+      ["google/gemini-3.1-pro-preview", { effort: "low" }],
+      ["deepseek/deepseek-r1", { effort: "low" }],
+      ["google/gemini-2.5-flash", { enabled: false }],
+    ];
+    for (const [model, reasoning] of cases) {
+      for (
+        const off of [{ thinking: { type: "disabled" } }, { output_config: { effort: "high" } }]
+      ) {
+        const call = await messagesUpstreamBody(g, {
+          model,
+          max_tokens: 256,
+          ...off,
+          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+        });
+        assert.equal(call.protocol, "chat", model);
+        assert.deepEqual(
+          (call.body as { reasoning?: unknown }).reasoning,
+          reasoning,
+          `${model} ${JSON.stringify(off)}`,
+        );
+      }
+    }
+  });
+});
