@@ -116,7 +116,10 @@ export function decodeOpenAIError(
   if (status >= 400 && status < 500) {
     return new GatewayError(400, msg("the model provider rejected the request"));
   }
-  return providerError(`the model provider failed (HTTP ${status})`);
+  // An overloaded provider (503, 529) that said when to come back: the client hears it too.
+  return new GatewayError(502, `the model provider failed (HTTP ${status})`, {
+    retryAfter: status === 503 || status === 529 ? retryAfter : undefined,
+  });
 }
 
 const SECRET_PATTERNS: [RegExp, string][] = [

@@ -72,10 +72,17 @@ Deno.test("decodeResponsesError: nothing about the gateway's provider account le
   }
 });
 
-Deno.test("decodeResponsesError: a 429 keeps the upstream's Retry-After", () => {
+Deno.test("decodeResponsesError: a 429 keeps the upstream's Retry-After, as does an overloaded 503", () => {
   const e = decodeResponsesError(429, err("Rate limit reached", "requests"), 7);
   assert.equal(e.retryAfter, 7);
   assert.equal(e.message, "Rate limit reached");
+  const busy = decodeResponsesError(
+    503,
+    err("The engine is currently overloaded", "server_error"),
+    3,
+  );
+  assert.deepEqual([busy.status, busy.retryAfter], [502, 3]);
+  assert.equal(decodeResponsesError(500, err("oops", "server_error"), 3).retryAfter, undefined);
 });
 
 Deno.test("decodeResponsesStreamError: in-stream codes keep the status class the client can act on", () => {
