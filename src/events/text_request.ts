@@ -125,8 +125,9 @@ export interface WebSearch {
   userLocation?: { city?: string; region?: string; country?: string; timezone?: string };
   /**
    * The client allows a search but asks for no live web access (Codex's default "cached"
-   * search, `external_web_access: false`): an upstream that can offer it only as a search run
-   * on every call (OpenRouter's web plugin) leaves it out, and it binds the call to no upstream.
+   * search, `external_web_access: false`): only OpenAI's own responses API runs that (the body
+   * passed through as sent); every other upstream leaves it out, Anthropic's live search and
+   * OpenRouter's web plugin (a search on every call) alike, and it binds the call to no upstream.
    */
   optional?: boolean;
 }

@@ -38,7 +38,7 @@ import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
-import { fitBodyEffort, leastEffort, withModelEffort } from "../providers/efforts.ts";
+import { fitBodyEffort, withModelEffort, withReasoningKept } from "../providers/efforts.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
@@ -386,11 +386,6 @@ const takesReasoning = (model: CatalogueModel) =>
 
 function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
   if (req.reasoning && !takesReasoning(model)) req.reasoning = undefined;
-  // Reasoning turned off on a model that cannot stop reasoning (OpenRouter answers 400 to
-  // `enabled: false` there): the least it takes.
-  if (req.reasoning?.enabled === false && model.reasoning?.mandatory) {
-    req.reasoning = { effort: leastEffort(model.reasoning.efforts) };
-  }
   for (const [field, param] of SAMPLING_PARAMS) {
     if (req[field] !== undefined && !model.supported_parameters.includes(param)) {
       req[field] = undefined;
@@ -508,7 +503,9 @@ async function attempt(
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(
         withModelEffort(
-          renamed?.request ?? stops.request,
+          c.provider.quirks.openrouterUsage
+            ? withReasoningKept(renamed?.request ?? stops.request, call.model.reasoning)
+            : renamed?.request ?? stops.request,
           call.model.id,
           c.provider.reasoningEfforts,
         ),

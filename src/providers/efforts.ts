@@ -19,9 +19,23 @@ export interface EffortSet {
 
 const RANK: Effort[] = ["none", "minimal", "low", "medium", "high", "xhigh"];
 
+/**
+ * `req` for a model that cannot stop reasoning (the catalogue's `reasoning.mandatory`), on an
+ * aggregator that refuses reasoning turned off there (OpenRouter's 400 to `enabled: false` and
+ * to `effort: "none"`): reasoning off asks for the least effort the model takes instead.
+ */
+export function withReasoningKept(
+  req: TextRequest,
+  mandatory: { efforts?: string[] } | undefined,
+): TextRequest {
+  const r = req.reasoning;
+  if (!mandatory || !r || (r.enabled !== false && r.effort !== "none")) return req;
+  return { ...req, reasoning: { effort: leastEffort(mandatory.efforts) } };
+}
+
 /** The least of `efforts` this module knows (`low` when none is listed). */
 export function leastEffort(efforts: readonly string[] = []): Effort {
-  const known = RANK.filter((e) => efforts.includes(e));
+  const known = RANK.filter((e) => e !== "none" && efforts.includes(e));
   return known[0] ?? "low";
 }
 

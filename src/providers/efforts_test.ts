@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { nearestEffort, withModelEffort } from "./efforts.ts";
+import { nearestEffort, withModelEffort, withReasoningKept } from "./efforts.ts";
 import type { TextRequest } from "../events/text_request.ts";
 
 Deno.test("efforts: the nearest the model takes, the higher on a tie", () => {
@@ -52,4 +52,33 @@ Deno.test("efforts: reasoning turned off asks for the least the model takes", ()
   assert.equal(withModelEffort(off, "openai/gpt-5.4", sets).reasoning?.effort, "none");
   // A model no set names is left to its default, as before.
   assert.equal(withModelEffort(off, "google/gemini-2.5-flash", sets), off);
+});
+
+Deno.test("efforts: reasoning off on a model that cannot stop reasoning is its least effort", () => {
+  const req = (reasoning: TextRequest["reasoning"]): TextRequest => ({
+    model: "m",
+    system: [],
+    messages: [],
+    stream: false,
+    reasoning,
+  });
+  const mandatory = { efforts: ["high", "medium", "low"] };
+  assert.deepEqual(withReasoningKept(req({ enabled: false }), mandatory).reasoning, {
+    effort: "low",
+  });
+  assert.deepEqual(withReasoningKept(req({ effort: "none" }), mandatory).reasoning, {
+    effort: "low",
+  });
+  assert.deepEqual(withReasoningKept(req({ enabled: false }), {}).reasoning, { effort: "low" });
+  assert.deepEqual(
+    withReasoningKept(req({ enabled: false }), { efforts: ["none", "minimal"] }).reasoning,
+    {
+      effort: "minimal",
+    },
+  );
+  // Reasoning asked for, or a model that can stop: as it was.
+  const high = req({ effort: "high" });
+  assert.equal(withReasoningKept(high, mandatory), high);
+  const off = req({ enabled: false });
+  assert.equal(withReasoningKept(off, undefined), off);
 });

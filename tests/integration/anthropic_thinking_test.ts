@@ -185,5 +185,46 @@ Deno.test("efforts: thinking turned off on an OpenRouter model that cannot stop 
         );
       }
     }
+    // A chat client's effort "none" on such a model too.
+    g.mock.reset();
+    const res = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "google/gemini-3.1-pro-preview",
+        reasoning: { effort: "none" },
+        messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    await g.mock.idle();
+    // A chat client to an OpenRouter model passes through: its own body, as sent.
+    assert.deepEqual((g.mock.stats.calls[0].body as { reasoning?: unknown }).reasoning, {
+      effort: "none",
+    });
   });
+});
+
+Deno.test("efforts: a model that must reason on OpenRouter may still have thinking off where its own vendor serves it", async () => {
+  await withGateway(async (g) => {
+    // A chat client's reasoning off, transcoded for Anthropic itself.
+    const res = await fetch(`${g.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "anthropic/claude-fable-5",
+        reasoning: { enabled: false },
+        messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    await g.mock.idle();
+    const call = g.mock.stats.calls[0];
+    assert.equal(call.protocol, "messages");
+    const body = call.body as { thinking?: { type: string }; output_config?: unknown };
+    assert.notEqual(body.thinking?.type, "adaptive", JSON.stringify(body.thinking));
+    assert.notEqual(body.thinking?.type, "enabled", JSON.stringify(body.thinking));
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] });
 });

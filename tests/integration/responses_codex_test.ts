@@ -85,6 +85,14 @@ function codexBody(name: string, model: string, marker = ""): Obj {
   return body;
 }
 
+/** `body` with its hosted web search given live web access (Codex's `web_search = "live"`). */
+function live(body: Obj): Obj {
+  body.tools = (body.tools as Obj[]).map((t) =>
+    t.type === "web_search" ? { ...t, external_web_access: true } : t
+  );
+  return body;
+}
+
 function withUpstream(u: Upstream, fn: (g: TestGateway) => Promise<void>) {
   return withGateway(fn, SETUP[u].opts);
 }
@@ -353,12 +361,21 @@ Deno.test({
 
 Deno.test({
   name:
-    "codex via anthropic: web_search runs as Anthropic's server tool and comes back as a web_search_call",
+    "codex via anthropic: a live web_search runs as Anthropic's server tool and comes back as a web_search_call; the cached one is left out",
   ignore: !hasCodex,
   fn: () =>
     withUpstream("anthropic", async (g) => {
       const model = SETUP.anthropic.model;
-      const body = codex("responses-turn1"); // as recorded: web_search among the tools
+      // As recorded, Codex's search asks for no live access: Anthropic has no such search.
+      const cached = codex("responses-turn1");
+      cached.model = model;
+      const plain = await completedStream(await post(g, cached));
+      assert.ok(!plain.output.some((i) => i.type === "web_search_call"));
+      await g.mock.idle();
+      const sentCached = g.mock.stats.calls[0].body as Obj;
+      assert.ok(!JSON.stringify(sentCached.tools).includes("web_search_20250305"));
+      g.mock.reset();
+      const body = live(codex("responses-turn1"));
       body.model = model;
       const last = (body.input as Obj[]).findLast((i) => i.role === "user")!;
       (last.content as Obj[]).push({ type: "input_text", text: "[[mock:searches=1,tokens=3]]" });
@@ -377,7 +394,7 @@ Deno.test({
       assert.deepEqual(server, [{ type: "web_search_20250305", name: "web_search", max_uses: 10 }]);
 
       // The next turn carries the search item in its history: served, the item left out.
-      const next = codex("responses-turn1");
+      const next = live(codex("responses-turn1"));
       next.model = model;
       (next.input as Obj[]).push(...output, {
         type: "message",
@@ -401,13 +418,7 @@ Deno.test({
     withUpstream("chat", async (g) => {
       const body = codex("responses-turn1");
       body.model = SETUP.chat.model;
-      const live = {
-        ...body,
-        tools: (body.tools as Obj[]).map((t) =>
-          t.type === "web_search" ? { ...t, external_web_access: true } : t
-        ),
-      };
-      const res = await post(g, live);
+      const res = await post(g, live(structuredClone(body)));
       const text = await res.text();
       assert.equal(res.status, 400, text);
       const err = JSON.parse(text).error;

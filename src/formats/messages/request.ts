@@ -482,7 +482,8 @@ export function fromInternal(
 
   const tools: Record<string, unknown>[] = (req.tools ?? []).map(toolOut);
   // The hosted search as Anthropic's server tool, unless a client tool has its name.
-  if (req.webSearch && !tools.some((t) => t.name === "web_search")) {
+  // A search asked for without live web access (Codex's default) has no Anthropic form.
+  if (req.webSearch && !req.webSearch.optional && !tools.some((t) => t.name === "web_search")) {
     tools.push(webSearchOut(req.webSearch));
   }
   if (tools.length > 0) {

@@ -260,16 +260,6 @@ function allowedToolsOnly(c: Obj, map: ToolMap, req: TextRequest): void {
   }
 }
 
-/**
- * A responses body's `allowed_tools` choice as the tools it allows and a plain choice, for an
- * upstream that takes no subset (OpenRouter); other bodies are left as they are.
- */
-/**
- * For an aggregator whose responses API lists no `tool_search` tool (OpenRouter's): Codex
- * declares its client-executed tool search on every call, which would cost the whole call.
- * The tool goes, and with it the history's search items (calls of a tool no longer declared);
- * the model works with the tools it was given whole.
- */
 /** Codex's `namespace` tools or its client-run `tool_search`: see `nativeToolsOnly` (text_format.ts). */
 export function nativeToolsOnly(body: Obj): boolean {
   return Array.isArray(body.tools) &&
@@ -279,6 +269,12 @@ export function nativeToolsOnly(body: Obj): boolean {
     });
 }
 
+/**
+ * For an aggregator whose responses API lists no `tool_search` tool (OpenRouter's): Codex
+ * declares its client-executed tool search on every call, which would cost the whole call.
+ * The tool goes, and with it the history's search items (calls of a tool no longer declared);
+ * the model works with the tools it was given whole.
+ */
 export function withoutClientToolSearch(body: Obj): void {
   const isSearch = (t: unknown) =>
     (t as Obj | null)?.type === "tool_search" && (t as Obj).execution === "client";
@@ -293,6 +289,10 @@ export function withoutClientToolSearch(body: Obj): void {
   }
 }
 
+/**
+ * A responses body's `allowed_tools` choice as the tools it allows and a plain choice, for an
+ * upstream that takes no subset (OpenRouter); other bodies are left as they are.
+ */
 export function allowedToolsAsSubset(body: Obj): void {
   const c = body.tool_choice as Obj | undefined;
   if (c?.type !== "allowed_tools") return;
@@ -382,15 +382,17 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
   const tools = builtInTools(body);
   const other = tools.find((t) => !WEB_SEARCH_TOOLS.has(t));
   if (other !== undefined) return responsesOnly(`tool ${other}`);
-  // A search without live web access (Codex's default) is one an upstream may go without.
-  let search = tools.length > 0 && !cachedSearchOnly((body as ResponsesRequest).tools);
+  // A search without live web access (Codex's default) is one an upstream may go without, and
+  // so are the past searches of a conversation that declares only such a search.
+  const cached = cachedSearchOnly((body as ResponsesRequest).tools);
+  let search = tools.length > 0 && !cached;
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input)) {
     for (const item of input) {
       const type = item.type ?? "message";
       if (MAPPED_ITEMS.has(type)) continue;
       if (TOOL_SEARCH_ITEMS.has(type) && isClientCall(item as Obj)) continue;
-      if (type === "web_search_call") search = true;
+      if (type === "web_search_call") search ||= !cached;
       else return responsesOnly(`input item type ${type}`);
     }
   }
