@@ -23,6 +23,11 @@ export interface UpstreamNeed {
    * the gateway keeps them itself on any transcoded call (`keptStop`).
    */
   stopSequences?: true;
+  /**
+   * The need is a hosted web search alone, which an aggregator's chat API can also run (its
+   * web plugin): a call the aggregator's responses API cannot take goes there.
+   */
+  search?: true;
 }
 
 /**

@@ -246,7 +246,7 @@ export function decodeAndRoute(
   if (request.tools?.length && allowed.includes("openai-responses")) {
     candidates = candidates.map((c) => toolsVia(c, model.id));
   }
-  if (allowed.includes("openai-chat") && format.nativeToolsOnly?.(body)) {
+  if ((allowed.includes("openai-chat") || need?.search) && format.nativeToolsOnly?.(body)) {
     candidates = candidates.map((c) => aggregatorChatVia(c, model.id));
   }
   if (candidates.length === 0) {

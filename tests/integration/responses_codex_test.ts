@@ -464,5 +464,16 @@ Deno.test({
       assert.equal((call.body as Obj).plugins, undefined, "no search on every call");
       const fc = output.find((i) => i.type === "function_call")!;
       assert.deepEqual([fc.name, fc.namespace], ["spawn_agent", "collaboration"]);
+
+      // With live search (Codex's `web_search = "live"`, or full access): the chat API still,
+      // the search run by OpenRouter's web plugin.
+      g.mock.reset();
+      const searching = await post(g, live(structuredClone(body)));
+      assert.equal(searching.status, 200, await searching.clone().text());
+      await searching.body?.cancel();
+      await g.mock.idle();
+      const withSearch = g.mock.stats.calls[0];
+      assert.equal(withSearch.protocol, "chat");
+      assert.deepEqual((withSearch.body as Obj).plugins, [{ id: "web" }]);
     }),
 });

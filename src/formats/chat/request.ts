@@ -391,7 +391,9 @@ function imagePartToChat(p: ImagePart): Obj {
     ? { type: "file", file: { filename: p.filename || "document.pdf", file_data: p.url } }
     : {
       type: "image_url",
-      image_url: p.detail ? { url: p.url, detail: p.detail } : { url: p.url },
+      // Chat takes auto, low and high; the responses API's `original` (Codex's view_image) is
+      // the full resolution, which chat calls `high`.
+      image_url: p.detail ? { url: p.url, detail: chatDetail(p.detail) } : { url: p.url },
     };
   if (p.cacheControl) out.cache_control = p.cacheControl;
   return out;
@@ -589,4 +591,9 @@ function needsDialect(m: unknown): boolean {
     OPENROUTER_MESSAGE_ONLY.some((k) => k in m) ||
     (Array.isArray(m.content) && m.content.some((p) => isObject(p) && "cache_control" in p))
   );
+}
+
+/** An image's `detail` as chat takes it (auto, low, high). */
+function chatDetail(detail: string): string {
+  return detail === "low" || detail === "high" || detail === "auto" ? detail : "high";
 }

@@ -456,3 +456,19 @@ Deno.test("toInternal: safety_identifier is the end-user id where user is not se
   assert.equal(internal({ ...base, safety_identifier: "sid", user: "u1" }).user, "u1");
   assert.equal(internal(base).user, undefined);
 });
+
+Deno.test("fromInternal: an image's detail as chat takes it (the responses API's original is high)", () => {
+  const withDetail = (detail: string) => {
+    const body = fromInternal({
+      model: "m",
+      system: [],
+      messages: [{ role: "user", parts: [{ type: "image", url: "https://x/a.png", detail }] }],
+      stream: false,
+    }, "up");
+    const msgs = body.messages as { content: { image_url?: { detail?: string } }[] }[];
+    return msgs[0].content[0].image_url?.detail;
+  };
+  assert.equal(withDetail("low"), "low");
+  assert.equal(withDetail("auto"), "auto");
+  assert.equal(withDetail("original"), "high");
+});

@@ -401,6 +401,7 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
       protocols: ["openai-responses", "anthropic-messages"],
       reason: "tool web_search requires an upstream that runs web searches itself " +
         "(one that speaks the responses or the Anthropic messages format)",
+      search: true,
     }
     : undefined;
 }
