@@ -121,13 +121,10 @@ const USAGE_AFTER_ERROR = [
   ),
 ];
 
-/**
- * Relays `frames` (then, with `hang`, an upstream that never ends) through a chat stage;
- * `peeked` frames are fed before, as the first-byte peek does.
- */
-async function relayChat(frames: string[], hang = false, peeked: string[] = []) {
+/** A chat stream's stage and its meter, over a wallet that settles anything. */
+function chatStage(id: string) {
   const meter = new Meter({
-    generationId: "gen_tail",
+    generationId: id,
     prices: { prompt: "0.000001", completion: "0.000002" },
     promptTokensCounted: 10,
     startedAt: performance.now(),
@@ -139,8 +136,17 @@ async function relayChat(frames: string[], hang = false, peeked: string[] = []) 
   });
   const stage = new StreamStage({
     decoder: createChatDecoder(),
-    encoder: createChatEncoder({ id: "gen_tail", model: "m", created: 0 }),
+    encoder: createChatEncoder({ id, model: "m", created: 0 }),
   }, meter);
+  return { meter, stage };
+}
+
+/**
+ * Relays `frames` (then, with `hang`, an upstream that never ends) through a chat stage;
+ * `peeked` frames are fed before, as the first-byte peek does.
+ */
+async function relayChat(frames: string[], hang = false, peeked: string[] = []) {
+  const { meter, stage } = chatStage("gen_tail");
   const enc = new TextEncoder();
   const initial = stage.feed(enc.encode(peeked.map((f) => `data: ${f}\n\n`).join("")));
   let i = 0;
@@ -198,21 +204,7 @@ Deno.test("an error in the chunks the first-byte peek read: its usage is still r
 
 Deno.test("a usage event the upstream ends without its blank line, after an error, is still billed", () => {
   const [content, error, usage] = USAGE_AFTER_ERROR;
-  const meter = new Meter({
-    generationId: "gen_unterminated",
-    prices: { prompt: "0.000001", completion: "0.000002" },
-    promptTokensCounted: 10,
-    startedAt: performance.now(),
-  }, {
-    quota: { settle: () => Promise.resolve(true) } as unknown as StoreQuota,
-    tracker: new Tracker(),
-    log: createLogger("error", () => {}),
-    rates: makeRates("100", "0"),
-  });
-  const stage = new StreamStage({
-    decoder: createChatDecoder(),
-    encoder: createChatEncoder({ id: "gen_unterminated", model: "m", created: 0 }),
-  }, meter);
+  const { meter, stage } = chatStage("gen_unterminated");
   stage.feed(new TextEncoder().encode(`data: ${content}\n\ndata: ${error}\n\ndata: ${usage}`));
   stage.finish();
   const report = meter.report();

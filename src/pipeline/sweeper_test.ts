@@ -71,6 +71,17 @@ function completed(generationId: string, cost: bigint): Settlement {
   };
 }
 
+/** A generation's cost so far, as its meter would report it (a token per 100). */
+function costSoFar(cost: bigint) {
+  return () => ({
+    cost,
+    costDetails: {},
+    provider: "mock",
+    upstreamModel: "mock-1",
+    tokens: { output: Number(cost / 100n) },
+  });
+}
+
 /** A wallet that holds generations in memory, over `store`. */
 type Wallet = (MemoryQuota | LeaseQuota) & { journalNow(now?: number): Promise<void> };
 const WALLETS: [string, (s: Store) => Wallet][] = [
@@ -184,13 +195,7 @@ for (const { name, open } of await testStores()) {
       quotas.push(dead);
       const g = { ...generation(account.id, key.id, "gen_leased"), hold: 1_000n };
       assert.ok(await dead.reserve(g), "the whole balance leased and held");
-      dead.watch(g.id, () => ({
-        cost: 600n,
-        costDetails: {},
-        provider: "mock",
-        upstreamModel: "mock-1",
-        tokens: { output: 6 },
-      }));
+      dead.watch(g.id, costSoFar(600n));
       await dead.journalNow(Date.now() + 1_500);
       await dead.close(); // dies: the generation never settles, its lease stays
       await store.renewLeases(dead.instance, 1);
@@ -278,13 +283,7 @@ for (const { name, open } of await testStores()) {
     try {
       const { account, g } = await openOne(store, "gen_own");
       assert.ok(await q.reserve(g), "the whole balance leased");
-      q.watch(g.id, () => ({
-        cost: 4_200n,
-        costDetails: {},
-        provider: "mock",
-        upstreamModel: "mock-1",
-        tokens: { output: 42 },
-      }));
+      q.watch(g.id, costSoFar(4_200n));
       await q.journalNow(Date.now() + 1_500);
       await new Promise((r) => setTimeout(r, 400)); // stalled past the lease's expiry
       // Its own sweep, on waking: neither its open row nor the lease backing it goes.
@@ -318,13 +317,7 @@ for (const { name, open } of await testStores()) {
       try {
         const { account, g } = await openOne(store, "gen_long");
         assert.ok(await q.reserve(g, { keyCapped: capped }));
-        q.watch(g.id, () => ({
-          cost: 900n,
-          costDetails: {},
-          provider: "mock",
-          upstreamModel: "mock-1",
-          tokens: { output: 9 },
-        }));
+        q.watch(g.id, costSoFar(900n));
         await new Promise((r) => setTimeout(r, 20));
         await q.journalNow(Date.now() + 1_500);
         const row = (await store.getGeneration(account.id, g.id))!;
@@ -359,13 +352,7 @@ for (const { name, open } of await testStores()) {
       const capped = (id: string) => generation(y.id, ky.id, id);
       const g1 = capped("gen_y1");
       assert.ok(await a.reserve(g1, { keyCapped: true }));
-      a.watch(g1.id, () => ({
-        cost: 900n,
-        costDetails: {},
-        provider: "mock",
-        upstreamModel: "mock-1",
-        tokens: { output: 9 },
-      }));
+      a.watch(g1.id, costSoFar(900n));
       await new Promise((r) => setTimeout(r, 20));
       await a.journalNow(Date.now() + 1_500);
       assert.equal(await peer.reserve(capped("gen_y_refused"), { keyCapped: true }), false);

@@ -134,6 +134,25 @@ Deno.test("efforts: Claude Code's max on OpenAI models reaches each as an effort
   });
 });
 
+/**
+ * The upstream calls of a messages request on `model` with thinking off, in both of its ways:
+ * `thinking: {type: "disabled"}`, and an effort with no `thinking` (how Claude Code turns
+ * thinking off on models it does not know). Each with a label naming the way.
+ */
+async function thinkingOff(g: TestGateway, model: string) {
+  const calls: [string, Awaited<ReturnType<typeof messagesUpstreamBody>>][] = [];
+  for (const off of [{ thinking: { type: "disabled" } }, { output_config: { effort: "high" } }]) {
+    const call = await messagesUpstreamBody(g, {
+      model,
+      max_tokens: 256,
+      ...off,
+      messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+    });
+    calls.push([JSON.stringify(off), call]);
+  }
+  return calls;
+}
+
 Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning model for its least", async () => {
   await withGateway(async (g) => {
     const cases: [string, string][] = [
@@ -142,19 +161,9 @@ Deno.test("efforts: thinking turned off in messages asks an OpenAI reasoning mod
       ["openai/gpt-5.4", "none"],
     ];
     for (const [model, effort] of cases) {
-      // Claude Code turns thinking off on models it does not know by leaving `thinking` out
-      // beside its effort.
-      for (
-        const off of [{ thinking: { type: "disabled" } }, { output_config: { effort: "high" } }]
-      ) {
-        const call = await messagesUpstreamBody(g, {
-          model,
-          max_tokens: 256,
-          ...off,
-          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
-        });
+      for (const [off, call] of await thinkingOff(g, model)) {
         const body = call.body as { reasoning_effort?: string };
-        assert.equal(body.reasoning_effort, effort, `${model} ${JSON.stringify(off)}`);
+        assert.equal(body.reasoning_effort, effort, `${model} ${off}`);
       }
     }
   });
@@ -168,20 +177,12 @@ Deno.test("efforts: thinking turned off on an OpenRouter model that cannot stop 
       ["google/gemini-2.5-flash", { enabled: false }],
     ];
     for (const [model, reasoning] of cases) {
-      for (
-        const off of [{ thinking: { type: "disabled" } }, { output_config: { effort: "high" } }]
-      ) {
-        const call = await messagesUpstreamBody(g, {
-          model,
-          max_tokens: 256,
-          ...off,
-          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
-        });
+      for (const [off, call] of await thinkingOff(g, model)) {
         assert.equal(call.protocol, "chat", model);
         assert.deepEqual(
           (call.body as { reasoning?: unknown }).reasoning,
           reasoning,
-          `${model} ${JSON.stringify(off)}`,
+          `${model} ${off}`,
         );
       }
     }
