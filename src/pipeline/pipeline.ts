@@ -38,7 +38,12 @@ import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
 import { type Candidate, candidatesFor } from "../providers/routing.ts";
-import { fitBodyEffort, withModelEffort, withReasoningKept } from "../providers/efforts.ts";
+import {
+  fitBodyEffort,
+  keepBodyReasoning,
+  withModelEffort,
+  withReasoningKept,
+} from "../providers/efforts.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
@@ -515,6 +520,9 @@ async function attempt(
       );
     if (pass && c.provider.reasoningEfforts.length > 0) {
       fitBodyEffort(upstreamBody, call.model.id, c.provider.reasoningEfforts);
+    }
+    if (pass && c.provider.quirks.openrouterUsage) {
+      keepBodyReasoning(upstreamBody, call.model.reasoning);
     }
     proto.finishBody?.(upstreamBody, c.provider);
     const outcome = await send(

@@ -33,6 +33,25 @@ export function withReasoningKept(
   return { ...req, reasoning: { effort: leastEffort(mandatory.efforts) } };
 }
 
+/**
+ * The same for a pass-through body (chat's `reasoning` object or `reasoning_effort`, responses'
+ * `reasoning.effort`), in place: a client that turns reasoning off there would get the
+ * aggregator's 400.
+ */
+export function keepBodyReasoning(
+  body: Record<string, unknown>,
+  mandatory: { efforts?: string[] } | undefined,
+): void {
+  if (!mandatory) return;
+  const least = leastEffort(mandatory.efforts);
+  if (body.reasoning_effort === "none") body.reasoning_effort = least;
+  const r = body.reasoning as Record<string, unknown> | null | undefined;
+  if (r !== null && typeof r === "object" && (r.enabled === false || r.effort === "none")) {
+    const { enabled: _off, ...rest } = r;
+    body.reasoning = { ...rest, effort: least };
+  }
+}
+
 /** The least of `efforts` this module knows (`low` when none is listed). */
 export function leastEffort(efforts: readonly string[] = []): Effort {
   const known = RANK.filter((e) => e !== "none" && efforts.includes(e));

@@ -186,24 +186,34 @@ Deno.test("efforts: thinking turned off on an OpenRouter model that cannot stop 
         );
       }
     }
-    // A chat client's effort "none" on such a model too.
-    g.mock.reset();
-    const res = await fetch(`${g.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "google/gemini-3.1-pro-preview",
-        reasoning: { effort: "none" },
-        messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
-      }),
-    });
-    assert.equal(res.status, 200);
-    await res.body?.cancel();
-    await g.mock.idle();
-    // A chat client to an OpenRouter model passes through: its own body, as sent.
-    assert.deepEqual((g.mock.stats.calls[0].body as { reasoning?: unknown }).reasoning, {
-      effort: "none",
-    });
+    // A chat client's own body, passed through, is fitted the same way.
+    for (
+      const [sent, expected] of [
+        [{ reasoning: { effort: "none" } }, { reasoning: { effort: "low" } }],
+        [{ reasoning: { enabled: false, exclude: true } }, {
+          reasoning: { exclude: true, effort: "low" },
+        }],
+        [{ reasoning_effort: "none" }, { reasoning_effort: "low" }],
+      ] as const
+    ) {
+      g.mock.reset();
+      const res = await fetch(`${g.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "google/gemini-3.1-pro-preview",
+          ...sent,
+          messages: [{ role: "user", content: "Quick [[mock:tokens=1]]" }],
+        }),
+      });
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      await g.mock.idle();
+      const body = g.mock.stats.calls[0].body as Record<string, unknown>;
+      for (const [k, v] of Object.entries(expected)) {
+        assert.deepEqual(body[k], v, JSON.stringify(sent));
+      }
+    }
   });
 });
 
