@@ -53,7 +53,7 @@ export function keepBodyReasoning(
 }
 
 /** The least of `efforts` this module knows (`low` when none is listed). */
-export function leastEffort(efforts: readonly string[] = []): Effort {
+function leastEffort(efforts: readonly string[] = []): Effort {
   const known = RANK.filter((e) => e !== "none" && efforts.includes(e));
   return known[0] ?? "low";
 }
@@ -84,7 +84,7 @@ export function withModelEffort(
   const r = req.reasoning;
   const effort = r?.effort ?? (r?.enabled === false ? "none" : undefined);
   if (effort === undefined || sets.length === 0) return req;
-  const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  const set = effortSetFor(slug, sets);
   if (!set) return req;
   const fitted = nearestEffort(effort, set.efforts);
   return fitted === r?.effort ? req : { ...req, reasoning: { ...r, effort: fitted } };
@@ -100,7 +100,7 @@ export function fitBodyEffort(
   slug: string,
   sets: readonly EffortSet[],
 ): void {
-  const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  const set = effortSetFor(slug, sets);
   if (!set) return;
   const fit = (e: unknown) =>
     typeof e === "string" && RANK.includes(e as Effort)
@@ -111,4 +111,9 @@ export function fitBodyEffort(
   if (r !== null && typeof r === "object" && "effort" in r) {
     body.reasoning = { ...r, effort: fit((r as { effort: unknown }).effort) };
   }
+}
+
+/** The first set that names `slug` (the order providers.json gives them). */
+function effortSetFor(slug: string, sets: readonly EffortSet[]): EffortSet | undefined {
+  return sets.find((s) => s.models.some((p) => globMatch(p, slug)));
 }
