@@ -247,9 +247,17 @@ export class Catalogue {
 /** The price string of a price the upstream sets per request. */
 export const DYNAMIC_PRICE = "-1";
 
+/** Per price table (never changed in place): routing asks on every request. */
+const dynamicPricing = new WeakMap<object, boolean>();
+
 /** True when any of a model's prices is set by the upstream at run time. */
 export function isDynamic(m: CatalogueModel): boolean {
-  return Object.values(m.pricing).includes(DYNAMIC_PRICE);
+  let dynamic = dynamicPricing.get(m.pricing);
+  if (dynamic === undefined) {
+    dynamic = Object.values(m.pricing).includes(DYNAMIC_PRICE);
+    dynamicPricing.set(m.pricing, dynamic);
+  }
+  return dynamic;
 }
 
 /** Per key, the highest price among models whose prices are all fixed. */

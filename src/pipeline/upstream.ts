@@ -4,6 +4,7 @@ import type { Candidate } from "../providers/routing.ts";
 import type { Breakers } from "../providers/routing.ts";
 import type { Level, Logger } from "../lib/log.ts";
 import { describeError } from "../lib/describe_error.ts";
+import { deadline } from "../lib/deadlines.ts";
 
 /**
  * One HTTP call to one candidate, with the first-byte timeout. Failures are classified with a
@@ -70,13 +71,13 @@ export async function send(
   const abort = new AbortController();
   const onClientAbort = () => abort.abort(new DOMException("client went away", "AbortError"));
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
-  const timer = setTimeout(
-    () => abort.abort(new DOMException("first byte timeout", "TimeoutError")),
+  const clearDeadline = deadline(
     firstByteMs,
+    () => abort.abort(new DOMException("first byte timeout", "TimeoutError")),
   );
   try {
     const response = await fetch(url, { method: "POST", headers, body, signal: abort.signal });
-    clearTimeout(timer);
+    clearDeadline();
     if (response.ok) return { ok: true, response, abort };
     const text = await response.text().catch(() => "");
     let parsed: unknown = text;
@@ -93,7 +94,7 @@ export async function send(
       retryAfter: retryAfterOf(response.headers),
     };
   } catch (e) {
-    clearTimeout(timer);
+    clearDeadline();
     if (clientSignal.aborted) return clientGone();
     const timeout = (e as Error)?.name === "TimeoutError" ||
       String(abort.signal.reason?.name) === "TimeoutError";

@@ -113,7 +113,15 @@ export function fitBodyEffort(
   }
 }
 
+/** Per provider's sets, by catalogue slug: every pass-through call asks. */
+const setsBySlug = new WeakMap<readonly EffortSet[], Map<string, EffortSet | undefined>>();
+
 /** The first set that names `slug` (the order providers.json gives them). */
 function effortSetFor(slug: string, sets: readonly EffortSet[]): EffortSet | undefined {
-  return sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  let bySlug = setsBySlug.get(sets);
+  if (!bySlug) setsBySlug.set(sets, bySlug = new Map());
+  if (bySlug.has(slug)) return bySlug.get(slug);
+  const set = sets.find((s) => s.models.some((p) => globMatch(p, slug)));
+  bySlug.set(slug, set);
+  return set;
 }

@@ -221,8 +221,22 @@ export async function loadProviders(
   return parseProviders(json, env);
 }
 
-/** The upstream model name under which `provider` serves `slug`, or undefined. */
+const upstreamNames = new WeakMap<ProviderSpec, Map<string, string | undefined>>();
+
+/**
+ * The upstream model name under which `provider` serves `slug`, or undefined (memoised per
+ * catalogue slug: routing asks for every provider on every request).
+ */
 export function upstreamNameFor(provider: ProviderSpec, slug: string): string | undefined {
+  let bySlug = upstreamNames.get(provider);
+  if (!bySlug) upstreamNames.set(provider, bySlug = new Map());
+  if (bySlug.has(slug)) return bySlug.get(slug);
+  const name = nameFor(provider, slug);
+  bySlug.set(slug, name);
+  return name;
+}
+
+function nameFor(provider: ProviderSpec, slug: string): string | undefined {
   const explicit = provider.models[slug];
   if (explicit) return explicit;
   if (!provider.serves.some((p) => matches(p, slug))) return undefined;
