@@ -477,8 +477,15 @@ export function fromInternal(
     : undefined;
   if (schema) body.output_config = { format: { type: "json_schema", schema } };
   const system = systemBlocks(req, schema === undefined);
-  if (system.length > 0) body.system = system;
-  body.messages = messagesOut(req.messages);
+  const messages = messagesOut(req.messages);
+  if (messages.length === 0 && system.length > 0) {
+    // A chat or responses call of instructions alone (OpenAI answers them): Anthropic refuses
+    // a call without messages, so the instructions are the one user turn.
+    body.messages = [{ role: "user", content: system }];
+  } else {
+    if (system.length > 0) body.system = system;
+    body.messages = messages;
+  }
 
   const tools: Record<string, unknown>[] = (req.tools ?? []).map(toolOut);
   // The hosted search as Anthropic's server tool, unless a client tool has its name.

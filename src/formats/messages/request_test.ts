@@ -1184,3 +1184,16 @@ Deno.test("passThroughRequest leaves out another vendor's searches, which Anthro
   assert.equal(out.messages[0], body.messages[0], "other turns are passed as they are");
   assert.equal(body.messages[1].content.length, 5, "the client's body is not changed");
 });
+
+Deno.test("fromInternal: instructions alone (a system-only chat call) become the one user turn Anthropic needs", () => {
+  const system = [{ type: "text" as const, text: "Reply with the word pong." }];
+  const alone = fromInternal(req({ system, messages: [] }), UPSTREAM);
+  assert.equal(alone.system, undefined);
+  assert.deepEqual(alone.messages, [
+    { role: "user", content: [{ type: "text", text: "Reply with the word pong." }] },
+  ]);
+  // Beside a conversation, the system prompt stays where it was.
+  const body = fromInternal(req({ system }), UPSTREAM);
+  assert.deepEqual(body.system, [{ type: "text", text: "Reply with the word pong." }]);
+  assert.deepEqual(body.messages, [{ role: "user", content: [{ type: "text", text: "hi" }] }]);
+});
