@@ -448,8 +448,14 @@ export function fromInternal(
   // Anthropic requires the final assistant turn, when it called tools with thinking on, to
   // start with its signed thinking block, and so a prefill (a last message of the assistant's)
   // too. History from another vendor, a client that dropped the signature, or a prefill the
-  // client wrote has none to replay, so thinking stays off rather than earn a 400.
-  let budget = forcedTool || unsignedFinalTurn(req) ? undefined : thinkingBudget(req.reasoning);
+  // client wrote has none to replay, so a budget's thinking stays off rather than earn a 400;
+  // so does a forced tool. Adaptive thinking takes a forced tool and a tool turn without
+  // thinking (the model may have chosen not to think): there it stays on, at the effort asked.
+  const prefill = req.messages.at(-1)?.role === "assistant";
+  const thinkingOff = adaptive
+    ? prefill && unsignedFinalTurn(req)
+    : forcedTool || unsignedFinalTurn(req);
+  let budget = thinkingOff ? undefined : thinkingBudget(req.reasoning);
   // Adaptive thinking takes an effort, not a budget: none of a budget's limits apply to it.
   const effort = adaptive && budget !== undefined ? adaptiveEffort(req.reasoning, budget) : "";
   if (budget !== undefined) {
@@ -471,7 +477,6 @@ export function fromInternal(
   const rf = req.responseFormat;
   // Anthropic refuses a schema beside a prefill (a last assistant message): it is asked for
   // in words there.
-  const prefill = req.messages.at(-1)?.role === "assistant";
   const schema = rf?.type === "json_schema" && rf.constrained && !prefill
     ? anthropicOutputSchema(rf.schema)
     : undefined;

@@ -1197,3 +1197,31 @@ Deno.test("fromInternal: instructions alone (a system-only chat call) become the
   assert.deepEqual(body.system, [{ type: "text", text: "Reply with the word pong." }]);
   assert.deepEqual(body.messages, [{ role: "user", content: [{ type: "text", text: "hi" }] }]);
 });
+
+Deno.test("fromInternal: adaptive thinking stays on, at the effort asked, over an unsigned tool round and a forced tool", () => {
+  const call = { type: "tool_call" as const, id: "c1", name: "f", arguments: "{}" };
+  const result = { type: "tool_result" as const, callId: "c1", content: [] };
+  const history = [
+    { role: "user" as const, parts: [{ type: "text" as const, text: "go" }] },
+    { role: "assistant" as const, parts: [call] }, // another vendor's turn: no signature
+    { role: "user" as const, parts: [result] },
+  ];
+  const reasoning = { effort: "medium" as const };
+  const tools = [{ name: "f", parameters: { type: "object" } }] as TextRequest["tools"];
+  const adaptive = (over: Partial<TextRequest>) =>
+    fromInternal(req({ reasoning, maxTokens: 20000, ...over }), "claude-opus-4-7", 128000, true);
+  for (
+    const body of [
+      adaptive({ messages: history }),
+      adaptive({ tools, toolChoice: { type: "tool", name: "f" } }),
+    ]
+  ) {
+    assert.deepEqual(body.thinking, { type: "adaptive", display: "summarized" });
+    assert.deepEqual(body.output_config, { effort: "medium" });
+  }
+  // A prefill the client wrote, unsigned, still turns it off.
+  const prefill = adaptive({
+    messages: [history[0], { role: "assistant", parts: [{ type: "text", text: "Sure" }] }],
+  });
+  assert.equal(prefill.thinking, undefined);
+});
