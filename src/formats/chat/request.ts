@@ -411,6 +411,12 @@ function pushUser(out: Obj[], parts: Part[]): void {
       case "tool_result": {
         const content = resultContent(p);
         const texts = content.filter((c): c is TextPart => c.type === "text");
+        // A cache breakpoint on the result (Claude Code moves one forward every turn) goes on
+        // its last text: OpenRouter honours part marks for Claude and Gemini.
+        const last = texts.at(-1);
+        if (p.cacheControl && last && !last.cacheControl) {
+          texts[texts.length - 1] = { ...last, cacheControl: p.cacheControl };
+        }
         out.push({
           role: "tool",
           tool_call_id: p.callId,

@@ -472,3 +472,37 @@ Deno.test("fromInternal: an image's detail as chat takes it (the responses API's
   assert.equal(withDetail("auto"), "auto");
   assert.equal(withDetail("original"), "high");
 });
+
+Deno.test("fromInternal: a tool result's cache breakpoint stays, on its last text (OpenAI's dialect drops it)", () => {
+  const cache = { type: "ephemeral" as const };
+  const req: TextRequest = {
+    model: "anthropic/claude-opus-4.7",
+    system: [],
+    stream: false,
+    messages: [
+      { role: "user", parts: [{ type: "text", text: "go" }] },
+      { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "ls", arguments: "{}" }] },
+      {
+        role: "user",
+        parts: [{
+          type: "tool_result",
+          callId: "c1",
+          cacheControl: cache,
+          content: [{ type: "text", text: "a.txt" }, { type: "text", text: "b.txt" }],
+        }],
+      },
+    ],
+  };
+  const body = fromInternal(req, "anthropic/claude-opus-4.7");
+  const tool = (body.messages as Record<string, unknown>[]).find((m) => m.role === "tool");
+  assert.deepEqual(tool?.content, [
+    { type: "text", text: "a.txt" },
+    { type: "text", text: "b.txt", cache_control: cache },
+  ]);
+  toOpenAIDialect(body);
+  const plain = (body.messages as Record<string, unknown>[]).find((m) => m.role === "tool");
+  assert.deepEqual(plain?.content, [{ type: "text", text: "a.txt" }, {
+    type: "text",
+    text: "b.txt",
+  }]);
+});
