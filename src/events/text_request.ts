@@ -174,3 +174,10 @@ export interface ReasoningSettings {
 export function isPdfDataUrl(url: string): boolean {
   return url.startsWith("data:application/pdf");
 }
+
+/** The client set a cache breakpoint of its own somewhere in the request. */
+export function hasCacheMarks(req: TextRequest): boolean {
+  const marked = (x: { cacheControl?: unknown }) => x.cacheControl !== undefined;
+  return req.system.some(marked) || (req.tools ?? []).some(marked) ||
+    req.messages.some((m) => m.parts.some((p) => "cacheControl" in p && marked(p)));
+}

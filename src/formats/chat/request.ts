@@ -22,7 +22,7 @@ import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
-import { isPdfDataUrl } from "../../events/text_request.ts";
+import { hasCacheMarks, isPdfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -370,6 +370,14 @@ export function fromInternal(
   if (!options.openrouterReasoning) {
     if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
     if (req.verbosity !== undefined) body.verbosity = req.verbosity;
+  } else if (
+    req.promptCacheKey !== undefined && upstreamModel.startsWith("anthropic/") &&
+    !hasCacheMarks(req)
+  ) {
+    // A client that names a prompt cache (Codex, every turn) expects automatic caching, which
+    // Claude does only where asked: OpenRouter's top-level mark puts Anthropic's moving
+    // breakpoint on the last cacheable block, as a call to Anthropic itself gets.
+    body.cache_control = { type: "ephemeral" };
   }
   return body;
 }

@@ -506,3 +506,30 @@ Deno.test("fromInternal: a tool result's cache breakpoint stays, on its last tex
     text: "b.txt",
   }]);
 });
+
+Deno.test("fromInternal: a named prompt cache asks OpenRouter for Claude's automatic breakpoint, unless the client marked its own", () => {
+  const req = (over: Partial<TextRequest>): TextRequest => ({
+    model: "anthropic/claude-opus-4.7",
+    system: [{ type: "text", text: "sys" }],
+    messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+    stream: false,
+    ...over,
+  });
+  const openrouter = { openrouterReasoning: true };
+  const claude = "anthropic/claude-opus-4.7";
+  assert.deepEqual(fromInternal(req({ promptCacheKey: "k" }), claude, openrouter).cache_control, {
+    type: "ephemeral",
+  });
+  assert.equal(fromInternal(req({}), claude, openrouter).cache_control, undefined);
+  // Other vendors cache by themselves; OpenAI's own API is sent the key.
+  const gemini = fromInternal(req({ promptCacheKey: "k" }), "google/gemini-2.5-pro", openrouter);
+  assert.equal(gemini.cache_control, undefined);
+  const openai = fromInternal(req({ promptCacheKey: "k" }), "gpt-5.1");
+  assert.equal(openai.cache_control, undefined);
+  assert.equal(openai.prompt_cache_key, "k");
+  const marked = req({
+    promptCacheKey: "k",
+    system: [{ type: "text", text: "sys", cacheControl: { type: "ephemeral" } }],
+  });
+  assert.equal(fromInternal(marked, claude, openrouter).cache_control, undefined);
+});

@@ -22,7 +22,7 @@ import type {
   ToolResultPart,
   WebSearch,
 } from "../../events/text_request.ts";
-import { DEFAULT_WEB_SEARCHES } from "../../events/text_request.ts";
+import { DEFAULT_WEB_SEARCHES, hasCacheMarks } from "../../events/text_request.ts";
 import type {
   CacheControlParam,
   ContentBlockParam,
@@ -528,12 +528,6 @@ export function fromInternal(
   }
   body.stream = req.stream;
   return body;
-}
-
-function hasCacheMarks(req: TextRequest): boolean {
-  const marked = (x: { cacheControl?: unknown }) => x.cacheControl !== undefined;
-  return req.system.some(marked) || (req.tools ?? []).some(marked) ||
-    req.messages.some((m) => m.parts.some((p) => "cacheControl" in p && marked(p)));
 }
 
 /**
