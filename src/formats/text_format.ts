@@ -78,7 +78,7 @@ export interface ClientFormat {
 export interface UpstreamProtocol {
   name: Protocol;
   url(provider: Provider): string;
-  headers(provider: Provider, client: Headers): Headers;
+  headers(provider: Provider, client: Headers): Record<string, string>;
   /** `outputCap`: the model's output cap, for protocols that need a `max_tokens` (messages). */
   fromInternal(
     req: TextRequest,

@@ -60,7 +60,7 @@ export function retryAfterOf(h: Headers, now = Date.now()): number | undefined {
 export async function send(
   c: Candidate,
   url: string,
-  headers: Headers,
+  headers: Record<string, string>,
   body: string,
   firstByteMs: number,
   clientSignal: AbortSignal,

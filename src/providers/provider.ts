@@ -109,7 +109,10 @@ const providerSchema = z.strictObject({
    * per search all the same.
    */
   webSearchUsd: z.string().regex(/^\d+(\.\d+)?$/).optional(),
-  headers: z.record(z.string(), z.string()).default({}),
+  /** Extra headers on every call, their names lower-cased (the calls' own are set over them). */
+  headers: z.record(z.string(), z.string()).default({}).transform((h) =>
+    Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]))
+  ),
   /**
    * Slug patterns (`*` matches anything) the provider serves through `openai-responses`
    * only — OpenAI answers 404 on /chat/completions for its codex and pro models.
