@@ -1,6 +1,7 @@
 /** The providers file: keys from the environment, base-URL overrides, upstream names. */
 import assert from "node:assert/strict";
 import { loadProviders, parseProviders, type ProviderSpec, upstreamNameFor } from "./provider.ts";
+import { PROTOCOL } from "./protocols/mod.ts";
 
 const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
 
@@ -216,4 +217,15 @@ Deno.test("providers: a price override replaces the prices it names, the catalog
   assert.equal(table.prompt, "0.00001");
   assert.equal(table.completion, model.pricing.completion);
   assert.ok(Number(table.completion) > 0);
+});
+
+Deno.test("providers: extra header names are lower-cased, so a call's own headers replace them", () => {
+  const p = named({ headers: { "X-Title": "Tollgate", Authorization: "Bearer stale" } });
+  assert.deepEqual(p.headers, { "x-title": "Tollgate", authorization: "Bearer stale" });
+  const sent = PROTOCOL["openai-chat"].headers({ ...p, key: "k" } as never, new Headers());
+  assert.deepEqual(sent, {
+    "x-title": "Tollgate",
+    authorization: "Bearer k",
+    "content-type": "application/json",
+  });
 });
