@@ -113,6 +113,14 @@ export function fitBodyEffort(
   }
 }
 
+/** The efforts the model takes, as the provider lists them; undefined when no set names it. */
+export function effortsFor(
+  slug: string,
+  sets: readonly EffortSet[],
+): readonly Effort[] | undefined {
+  return effortSetFor(slug, sets)?.efforts;
+}
+
 /** Per provider's sets, by catalogue slug: every pass-through call asks. */
 const setsBySlug = new WeakMap<readonly EffortSet[], Map<string, EffortSet | undefined>>();
 

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { nearestEffort, withModelEffort, withReasoningKept } from "./efforts.ts";
 import type { TextRequest } from "../events/text_request.ts";
+import { loadProviders } from "./provider.ts";
+import { PROTOCOL } from "./protocols/mod.ts";
 
 Deno.test("efforts: the nearest the model takes, the higher on a tie", () => {
   const lowHigh = ["low", "medium", "high"] as const;
@@ -81,4 +83,36 @@ Deno.test("efforts: reasoning off on a model that cannot stop reasoning is its l
   assert.equal(withReasoningKept(high, mandatory), high);
   const off = req({ enabled: false });
   assert.equal(withReasoningKept(off, undefined), off);
+});
+
+Deno.test("efforts: xhigh reaches Claude as xhigh where the model takes it (Opus 4.7 on), high before, thinking off stays off", async () => {
+  const { enabled } = await loadProviders(
+    undefined,
+    (n) => n === "ANTHROPIC_API_KEY" ? "k" : undefined,
+  );
+  const anthropic = enabled.find((p) => p.id === "anthropic")!;
+  const ask = (slug: string, reasoning: TextRequest["reasoning"]) => {
+    const req: TextRequest = {
+      model: slug,
+      system: [],
+      messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+      stream: true,
+      reasoning,
+    };
+    return PROTOCOL["anthropic-messages"].fromInternal(
+      withModelEffort(req, slug, anthropic.reasoningEfforts),
+      slug,
+      anthropic,
+      64000,
+    );
+  };
+  const effortOf = (body: Record<string, unknown>) =>
+    (body.output_config as { effort?: string } | undefined)?.effort;
+  assert.equal(effortOf(ask("anthropic/claude-opus-4.7", { effort: "xhigh" })), "xhigh");
+  assert.equal(effortOf(ask("anthropic/claude-sonnet-5", { effort: "xhigh" })), "xhigh");
+  assert.equal(effortOf(ask("anthropic/claude-opus-4.6", { effort: "xhigh" })), "high");
+  assert.equal(effortOf(ask("anthropic/claude-opus-4.7", { effort: "minimal" })), "low");
+  const off = ask("anthropic/claude-opus-4.7", { enabled: false });
+  assert.equal(off.thinking, undefined);
+  assert.equal(off.output_config, undefined);
 });

@@ -21,8 +21,8 @@ Deno.test("adaptive thinking: an effort on Claude Opus 4.7 goes as adaptive thin
     const cases: [Record<string, unknown>, string][] = [
       [{ reasoning_effort: "high" }, "high"],
       [{ reasoning_effort: "minimal" }, "low"],
-      // Within the efforts every adaptive model takes.
-      [{ reasoning_effort: "xhigh" }, "high"],
+      // Opus 4.7 takes xhigh (Opus 4.6 is sent high: providers.json's effort sets).
+      [{ reasoning_effort: "xhigh" }, "xhigh"],
       // OpenRouter's reasoning budget: the effort whose budget covers it.
       [{ reasoning: { max_tokens: 3000 } }, "medium"],
     ];

@@ -436,8 +436,10 @@ export function fromInternal(
   req: TextRequest,
   upstreamModel: string,
   modelCap?: number,
-  adaptive = false,
+  /** The model thinks adaptively (Opus 4.6 and later), and whether it takes effort `xhigh`. */
+  adaptiveThinking: false | { xhigh: boolean } = false,
 ): Record<string, unknown> {
+  const adaptive = adaptiveThinking !== false;
   // A whole (non-streaming) answer must come within the ten minutes Anthropic allows one:
   // without a client max_tokens it is not asked for more than that time holds.
   const outputCap = req.stream || modelCap === undefined
@@ -457,7 +459,9 @@ export function fromInternal(
     : forcedTool || unsignedFinalTurn(req);
   let budget = thinkingOff ? undefined : thinkingBudget(req.reasoning);
   // Adaptive thinking takes an effort, not a budget: none of a budget's limits apply to it.
-  const effort = adaptive && budget !== undefined ? adaptiveEffort(req.reasoning, budget) : "";
+  const effort = adaptiveThinking && budget !== undefined
+    ? adaptiveEffort(req.reasoning, budget, adaptiveThinking.xhigh)
+    : "";
   if (budget !== undefined) {
     const base = maxTokens;
     if (req.maxTokens === undefined) {
@@ -588,13 +592,14 @@ function anthropicReasoning(p: ReasoningPart): Record<string, unknown>[] {
 
 /**
  * `output_config.effort` for a model that thinks adaptively: the client's effort, or the one
- * whose budget covers the budget it set, within low–high, the efforts every such model takes
- * (`max` and `xhigh` only some: a messages client that names one passes it through).
+ * whose budget covers the budget it set, within low–high, the efforts every such model takes;
+ * `xhigh` where the model takes it (Opus 4.7 and later), else `high`. (`max` only a messages
+ * client names: it passes through.)
  */
-function adaptiveEffort(r: ReasoningSettings | undefined, budget: number): string {
+function adaptiveEffort(r: ReasoningSettings | undefined, budget: number, xhigh: boolean): string {
   const effort = r?.effort ??
     (["low", "medium"] as const).find((e) => budget <= THINKING_BUDGET_BY_EFFORT[e]) ?? "high";
-  return effort === "minimal" ? "low" : effort === "xhigh" ? "high" : effort;
+  return effort === "minimal" ? "low" : effort === "xhigh" && !xhigh ? "high" : effort;
 }
 
 function thinkingBudget(r: ReasoningSettings | undefined): number | undefined {

@@ -1209,7 +1209,9 @@ Deno.test("fromInternal: adaptive thinking stays on, at the effort asked, over a
   const reasoning = { effort: "medium" as const };
   const tools = [{ name: "f", parameters: { type: "object" } }] as TextRequest["tools"];
   const adaptive = (over: Partial<TextRequest>) =>
-    fromInternal(req({ reasoning, maxTokens: 20000, ...over }), "claude-opus-4-7", 128000, true);
+    fromInternal(req({ reasoning, maxTokens: 20000, ...over }), "claude-opus-4-7", 128000, {
+      xhigh: true,
+    });
   for (
     const body of [
       adaptive({ messages: history }),

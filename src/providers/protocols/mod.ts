@@ -4,6 +4,7 @@
  */
 import type { UpstreamProtocol } from "../../formats/text_format.ts";
 import { globMatch, type Protocol, type Provider } from "../provider.ts";
+import { effortsFor } from "../efforts.ts";
 import * as chatRequest from "../../formats/chat/request.ts";
 import { createChatDecoder, decodeChatBody } from "../../formats/chat/decode.ts";
 import { decodeChatError } from "../../formats/chat/errors.ts";
@@ -106,7 +107,9 @@ const anthropicMessages: UpstreamProtocol = {
       req,
       model,
       outputCap,
-      p.adaptiveThinking.some((g) => globMatch(g, req.model)),
+      p.adaptiveThinking.some((g) => globMatch(g, req.model)) && {
+        xhigh: effortsFor(req.model, p.reasoningEfforts)?.includes("xhigh") ?? false,
+      },
     ),
   finishBody: (body) => standardTier(body),
   createDecoder: messages.createMessagesDecoder,
