@@ -279,14 +279,20 @@ Deno.test("fromInternal: model, max_tokens (with fallback), stream", () => {
   assert.deepEqual(small.thinking, { type: "enabled", budget_tokens: 4096 });
 });
 
-Deno.test("fromInternal: thinking stays off only while the final assistant turn's unsigned tool round is open", () => {
+/** A tool round another vendor's model opened: its call carries no signed thinking. */
+function unsignedToolRound() {
   const call = { type: "tool_call" as const, id: "c1", name: "f", arguments: "{}" };
   const result = { type: "tool_result" as const, callId: "c1", content: [] };
   const history = [
     { role: "user" as const, parts: [{ type: "text" as const, text: "go" }] },
-    { role: "assistant" as const, parts: [call] }, // another vendor's turn: no signature
+    { role: "assistant" as const, parts: [call] },
     { role: "user" as const, parts: [result] },
   ];
+  return { call, result, history };
+}
+
+Deno.test("fromInternal: thinking stays off only while the final assistant turn's unsigned tool round is open", () => {
+  const { call, result, history } = unsignedToolRound();
   const reasoning = { effort: "medium" as const };
   const thinkingOf = (messages: TextRequest["messages"]) =>
     fromInternal(req({ messages, reasoning, maxTokens: 20000 }), UPSTREAM).thinking;
@@ -1199,13 +1205,7 @@ Deno.test("fromInternal: instructions alone (a system-only chat call) become the
 });
 
 Deno.test("fromInternal: adaptive thinking stays on, at the effort asked, over an unsigned tool round and a forced tool", () => {
-  const call = { type: "tool_call" as const, id: "c1", name: "f", arguments: "{}" };
-  const result = { type: "tool_result" as const, callId: "c1", content: [] };
-  const history = [
-    { role: "user" as const, parts: [{ type: "text" as const, text: "go" }] },
-    { role: "assistant" as const, parts: [call] }, // another vendor's turn: no signature
-    { role: "user" as const, parts: [result] },
-  ];
+  const { history } = unsignedToolRound();
   const reasoning = { effort: "medium" as const };
   const tools = [{ name: "f", parameters: { type: "object" } }] as TextRequest["tools"];
   const adaptive = (over: Partial<TextRequest>) =>
