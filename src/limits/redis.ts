@@ -4,8 +4,8 @@ import { type LimitCheck, type Limiter, MemoryLimiter } from "./limiter.ts";
 
 /**
  * All buckets of a request in one atomic round trip: each fixed one-minute window counter is
- * incremented; if any goes over its limit, the increments are undone and the window's
- * remaining time is returned. Correct across any number of gateway instances.
+ * incremented; if any goes over its limit, the increments are undone and 1 is returned (-1
+ * when all fit). Correct across any number of gateway instances.
  */
 const SCRIPT = `
 local n = #KEYS
@@ -14,9 +14,7 @@ for i = 1, n do
   if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[n + 1]) end
   if c > tonumber(ARGV[i]) then
     for j = 1, i do redis.call('DECR', KEYS[j]) end
-    local ttl = redis.call('PTTL', KEYS[i])
-    if ttl < 0 then ttl = tonumber(ARGV[n + 1]) end
-    return ttl
+    return 1
   end
 end
 return -1
@@ -66,9 +64,10 @@ export class RedisLimiter implements Limiter {
       this.#degrade("redis not connected");
       return this.#fallback.take(check);
     }
-    const window = Math.floor(Date.now() / windowMs);
+    const now = Date.now();
+    const window = Math.floor(now / windowMs);
     try {
-      const ttl = Number(
+      const refused = Number(
         await withTimeout(
           this.#client.eval(SCRIPT, {
             keys: active.map((b) => `tg:rl:${b.name}:${window}`),
@@ -81,7 +80,11 @@ export class RedisLimiter implements Limiter {
         this.#degraded = false;
         this.log.log("info", "rate limiter back on redis");
       }
-      return ttl < 0 ? { ok: true } : { ok: false, retryAfter: ttl / 1000 };
+      // The wait is until this clock minute ends, when the next window's keys start afresh
+      // (a key itself outlives its window by a second: its life says nothing of the wait).
+      return refused < 0
+        ? { ok: true }
+        : { ok: false, retryAfter: ((window + 1) * windowMs - now) / 1000 };
     } catch {
       this.#degrade("redis command failed");
       return this.#fallback.take(check);
