@@ -179,5 +179,10 @@ export function isPdfDataUrl(url: string): boolean {
 export function hasCacheMarks(req: TextRequest): boolean {
   const marked = (x: { cacheControl?: unknown }) => x.cacheControl !== undefined;
   return req.system.some(marked) || (req.tools ?? []).some(marked) ||
-    req.messages.some((m) => m.parts.some((p) => "cacheControl" in p && marked(p)));
+    req.messages.some((m) =>
+      m.parts.some((p) =>
+        ("cacheControl" in p && marked(p)) ||
+        (p.type === "tool_result" && p.content.some(marked))
+      )
+    );
 }

@@ -3,6 +3,7 @@
  * Every upstream call has one, and a timer of its own (a Node-style `Timeout` under Deno, set
  * and cleared per call) cost about 3 % of a non-streaming request's CPU. The tick runs only
  * while a deadline is set, so it never outlives the last call (and tests see no stray timer).
+ * The monotonic clock: a wall clock stepped forward would fire every deadline at once.
  */
 interface Deadline {
   at: number;
@@ -17,7 +18,7 @@ let timer: ReturnType<typeof setInterval> | undefined;
 
 /** Calls `fire` once `ms` have passed, unless the returned function is called first. */
 export function deadline(ms: number, fire: () => void): () => void {
-  const d: Deadline = { at: Date.now() + ms, fire };
+  const d: Deadline = { at: performance.now() + ms, fire };
   pending.add(d);
   timer ??= setInterval(check, tickMs);
   return () => {
@@ -32,7 +33,7 @@ function stop() {
 }
 
 function check() {
-  const now = Date.now();
+  const now = performance.now();
   for (const d of pending) {
     if (d.at > now) continue;
     pending.delete(d);

@@ -420,10 +420,11 @@ function pushUser(out: Obj[], parts: Part[]): void {
         const content = resultContent(p);
         const texts = content.filter((c): c is TextPart => c.type === "text");
         // A cache breakpoint on the result (Claude Code moves one forward every turn) goes on
-        // its last text: OpenRouter honours part marks for Claude and Gemini.
-        const last = texts.at(-1);
-        if (p.cacheControl && last && !last.cacheControl) {
-          texts[texts.length - 1] = { ...last, cacheControl: p.cacheControl };
+        // its last text: OpenRouter honours part marks for Claude and Gemini. Not on blank
+        // text, which Anthropic refuses to mark.
+        const at = texts.findLastIndex((t) => t.text.trim() !== "");
+        if (p.cacheControl && at >= 0 && !texts[at].cacheControl) {
+          texts[at] = { ...texts[at], cacheControl: p.cacheControl };
         }
         out.push({
           role: "tool",

@@ -533,3 +533,28 @@ Deno.test("fromInternal: a named prompt cache asks OpenRouter for Claude's autom
   });
   assert.equal(fromInternal(marked, claude, openrouter).cache_control, undefined);
 });
+
+Deno.test("fromInternal: a tool result's cache breakpoint never lands on blank text (Anthropic refuses it)", () => {
+  const cache = { type: "ephemeral" as const };
+  const result = (content: { type: "text"; text: string }[]): TextRequest => ({
+    model: "anthropic/claude-opus-4.7",
+    system: [],
+    stream: false,
+    messages: [
+      { role: "user", parts: [{ type: "text", text: "go" }] },
+      { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "ls", arguments: "{}" }] },
+      {
+        role: "user",
+        parts: [{ type: "tool_result", callId: "c1", cacheControl: cache, content }],
+      },
+    ],
+  });
+  const toolOf = (req: TextRequest) =>
+    (fromInternal(req, "anthropic/claude-opus-4.7").messages as Record<string, unknown>[])
+      .find((m) => m.role === "tool")?.content;
+  assert.equal(toolOf(result([{ type: "text", text: "  " }])), "  ");
+  assert.deepEqual(toolOf(result([{ type: "text", text: "a" }, { type: "text", text: "" }])), [
+    { type: "text", text: "a", cache_control: cache },
+    { type: "text", text: "" },
+  ]);
+});

@@ -428,7 +428,8 @@ const JSON_OBJECT_INSTRUCTION =
  * - reasoning effort becomes a thinking budget (THINKING_BUDGET_BY_EFFORT), at most half of
  *   `max_tokens` (a budget the client set, below it); without a client `max_tokens` the
  *   budget is added to the default (up to the cap) so that thinking does not eat the answer. Thinking is left off where Anthropic
- *   forbids it: with a forced tool choice, or when fewer than 1024 tokens remain for it;
+ *   forbids it: with a forced tool choice (a budget's thinking; adaptive takes one), or when
+ *   fewer than 1024 tokens remain for it;
  * - a hosted web search becomes the `web_search_20250305` server tool, `max_uses` the cap the
  *   hold was sized for.
  */

@@ -1227,3 +1227,25 @@ Deno.test("fromInternal: adaptive thinking stays on, at the effort asked, over a
   });
   assert.equal(prefill.thinking, undefined);
 });
+
+Deno.test("fromInternal: a client's mark inside a tool result counts as its own: no automatic breakpoint beside it", () => {
+  const body = fromInternal(
+    req({
+      promptCacheKey: "k",
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "go" }] },
+        { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "f", arguments: "{}" }] },
+        {
+          role: "user",
+          parts: [{
+            type: "tool_result",
+            callId: "c1",
+            content: [{ type: "text", text: "out", cacheControl: { type: "ephemeral" } }],
+          }],
+        },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.equal(body.cache_control, undefined);
+});
