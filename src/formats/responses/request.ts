@@ -19,12 +19,15 @@
  *   calls in the history that carry a `namespace` take the flattened name;
  * - a client-executed `tool_search_call` → a tool call of the `tool_search` function, its
  *   `tool_search_output` → a tool result naming the tools it loaded (which join the tools);
- * - items the internal form cannot express (file inputs, `file_id` images, items of built-in
- *   tools) are dropped; `upstreamsFor` names the ones that change the meaning.
+ * - an inline text file → its name and text; a PDF → a PDF part;
+ * - items and parts the internal form cannot express (files by id or URL, `file_id` images,
+ *   items of built-in tools) are dropped; `upstreamsFor` names the ones that change the
+ *   meaning, which only a responses upstream can serve.
  *
  * Internal → upstream (`fromInternal`) builds a Responses body for an openai-responses
  * upstream serving a chat or messages client; `store` is always false.
  */
+import { textOfBase64 } from "../../lib/base64.ts";
 import {
   DEFAULT_WEB_SEARCHES,
   type ImagePart,
@@ -187,7 +190,46 @@ function itemToInternal(
   }
 }
 
-/** Message content → text and image parts; file inputs and `file_id` images are dropped. */
+/**
+ * A text file given inline (`data:text/plain;base64,…`, CSV, JSON, …): its name and its text,
+ * which any model reads as text; undefined for any other file, or text that is not UTF-8.
+ */
+function inlineTextFile(q: Obj): string | undefined {
+  const data = q.file_data;
+  if (typeof data !== "string") return undefined;
+  const m = /^data:([\w.+-]+\/[\w.+-]+)(;[^,]*)?,/i.exec(data);
+  if (!m || !TEXT_MEDIA.test(m[1])) return undefined;
+  const body = data.slice(m[0].length);
+  let text: string;
+  try {
+    text = /;base64/i.test(m[2] ?? "") ? textOfBase64(body) : decodeURIComponent(body);
+  } catch {
+    return undefined;
+  }
+  const name = typeof q.filename === "string" && q.filename !== "" ? q.filename : "file";
+  return `${name}:\n${text}`;
+}
+
+const TEXT_MEDIA = /^(text\/|application\/(json|xml|yaml|x-yaml|x-ndjson|csv)$)/i;
+
+/**
+ * A message part the internal form carries: text, an image by URL, a PDF or a text file
+ * given inline. The others (a file by id or URL, an image by file id, another file type)
+ * only a responses upstream can read (`upstreamsFor`).
+ */
+function carriedPart(q: Obj): boolean {
+  switch (q.type) {
+    case "input_image":
+      return typeof q.image_url === "string";
+    case "input_file":
+      return (typeof q.file_data === "string" && isPdfDataUrl(q.file_data)) ||
+        inlineTextFile(q) !== undefined;
+    default:
+      return true;
+  }
+}
+
+/** Message content → text and image parts (see `carriedPart` for what is left out). */
 function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePart)[] {
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   const out: (TextPart | ImagePart)[] = [];
@@ -208,14 +250,19 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
           out.push(image);
         }
         break;
-      case "input_file":
-        // A PDF given inline travels as its data URL; a file id or URL is the provider's own.
+      case "input_file": {
+        // A PDF given inline travels as its data URL, a text file as its text; a file id or
+        // URL is the provider's own.
         if (typeof q.file_data === "string" && isPdfDataUrl(q.file_data)) {
           const file: ImagePart = { type: "image", url: q.file_data };
           if (typeof q.filename === "string") file.filename = q.filename;
           out.push(file);
+          break;
         }
+        const text = inlineTextFile(q);
+        if (text !== undefined) out.push({ type: "text", text });
         break;
+      }
       default:
         break;
     }
@@ -390,6 +437,20 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
   if (Array.isArray(input)) {
     for (const item of input) {
       const type = item.type ?? "message";
+      const content = (item as Obj).content ?? (item as Obj).output;
+      const part = Array.isArray(content)
+        ? (content as Obj[]).find((p) => !carriedPart(p))
+        : undefined;
+      if (part) {
+        const by = part.type === "input_image"
+          ? "by file id"
+          : typeof part.file_url === "string"
+          ? "by URL"
+          : typeof part.file_id === "string"
+          ? "by file id"
+          : "of this type";
+        return responsesOnly(`${part.type} ${by}`);
+      }
       if (MAPPED_ITEMS.has(type)) continue;
       if (TOOL_SEARCH_ITEMS.has(type) && isClientCall(item as Obj)) continue;
       if (type === "web_search_call") search ||= !cached;

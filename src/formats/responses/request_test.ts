@@ -616,3 +616,51 @@ Deno.test("the end-user id reaches OpenAI within its 64 characters", () => {
   assert.equal(passThroughRequest({ input: "hi", user: long }, "gpt-5").user, body.user);
   assert.equal(passThroughRequest({ input: "hi", user: "u1" }, "gpt-5").user, "u1");
 });
+
+Deno.test("toInternal and upstreamsFor: a text file given inline is its text; a file by URL or id needs a responses upstream", () => {
+  const body = (part: Record<string, unknown>) =>
+    validateResponsesRequest({
+      model: "x",
+      input: [{ role: "user", content: [{ type: "input_text", text: "read" }, part] }],
+    });
+  const text = body({
+    type: "input_file",
+    filename: "a.txt",
+    file_data: "data:text/plain;base64,aGVsbG8K",
+  });
+  assert.equal(upstreamsFor(text), undefined);
+  assert.deepEqual(toInternal(text, "a/b").messages[0].parts, [
+    { type: "text", text: "read" },
+    { type: "text", text: "a.txt:\nhello\n" },
+  ]);
+  const csv = body({ type: "input_file", file_data: "data:text/csv,a%2Cb%0A1%2C2" });
+  assert.deepEqual(toInternal(csv, "a/b").messages[0].parts[1], {
+    type: "text",
+    text: "file:\na,b\n1,2",
+  });
+  for (
+    const [part, what] of [
+      [{ type: "input_file", file_url: "https://example.com/a.pdf" }, "input_file by URL"],
+      [{ type: "input_file", file_id: "file-123" }, "input_file by file id"],
+      [{ type: "input_image", file_id: "file-9" }, "input_image by file id"],
+      [{ type: "input_file", file_data: "data:application/zip;base64,UEsDBA==" }, "input_file of"],
+    ] as const
+  ) {
+    const need = upstreamsFor(body(part));
+    assert.deepEqual(need?.protocols, ["openai-responses"], what);
+    assert.ok(need?.reason.startsWith(what), need?.reason);
+  }
+  // In a tool's output too.
+  const output = validateResponsesRequest({
+    model: "x",
+    input: [
+      { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+      {
+        type: "function_call_output",
+        call_id: "c1",
+        output: [{ type: "input_image", file_id: "file-9" }],
+      },
+    ],
+  });
+  assert.deepEqual(upstreamsFor(output)?.protocols, ["openai-responses"]);
+});
