@@ -3,6 +3,8 @@
  * (`toInternal`) and each upstream protocol maps it back to a wire body (`fromInternal`).
  * Fields a format cannot express are dropped by that format's `fromInternal`, never invented.
  */
+import { textOfBase64 } from "../lib/base64.ts";
+
 export interface TextRequest {
   /** Catalogue slug after alias resolution. */
   model: string;
@@ -173,6 +175,26 @@ export interface ReasoningSettings {
 /** A PDF carried inline, as the image parts' `url` may hold one. */
 export function isPdfDataUrl(url: string): boolean {
   return url.startsWith("data:application/pdf");
+}
+
+const TEXT_MEDIA = /^(text\/|application\/(json|xml|yaml|x-yaml|x-ndjson|csv)$)/i;
+
+/**
+ * A text file given inline (`data:text/plain;base64,…`, CSV, JSON, …) as any model reads it:
+ * its name, then its text. Undefined for any other file, or text that is not UTF-8.
+ */
+export function textOfDataUrl(dataUrl: string, filename: unknown): string | undefined {
+  const m = /^data:([\w.+-]+\/[\w.+-]+)(;[^,]*)?,/i.exec(dataUrl);
+  if (!m || !TEXT_MEDIA.test(m[1])) return undefined;
+  const body = dataUrl.slice(m[0].length);
+  let text: string;
+  try {
+    text = /;base64/i.test(m[2] ?? "") ? textOfBase64(body) : decodeURIComponent(body);
+  } catch {
+    return undefined;
+  }
+  const name = typeof filename === "string" && filename !== "" ? filename : "file";
+  return `${name}:\n${text}`;
 }
 
 /** The client set a cache breakpoint of its own somewhere in the request. */

@@ -80,7 +80,7 @@ export const chat: ClientFormat = {
         reason: "functions and function_call (deprecated) need a model served in the chat " +
           "completions format; use tools and tool_choice",
       }
-      : stopNeed(body.stop),
+      : uncarried(chatRequest.uncarriedPart(body as ChatRequestBody)) ?? stopNeed(body.stop),
   passThroughRequest: (body, upstreamModel) => chatRequest.passThroughRequest(body, upstreamModel),
   dropReasoning: (body) => {
     delete body.reasoning_effort;
@@ -100,6 +100,14 @@ export const chat: ClientFormat = {
   createPassThrough: createChatPassThrough,
   passThroughBody: chatPassThroughBody,
 };
+
+/** A user message part only a chat upstream reads (the client's body goes to it as sent). */
+function uncarried(part: string | undefined): UpstreamNeed | undefined {
+  return part === undefined ? undefined : {
+    protocols: ["openai-chat"],
+    reason: `${part} in a message needs a model served in the chat completions format`,
+  };
+}
 
 /**
  * Stop sequences: the responses API has none, so a model served only in that format would

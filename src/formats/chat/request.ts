@@ -22,7 +22,7 @@ import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
-import { hasCacheMarks, isPdfDataUrl } from "../../events/text_request.ts";
+import { hasCacheMarks, isPdfDataUrl, textOfDataUrl } from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -126,8 +126,9 @@ function textParts(content: TextContent): TextPart[] {
 
 /**
  * A user message's parts. A PDF given inline travels as its data URL (an image part, which
- * each format writes as its own document or file part); an uploaded file id and audio are
- * the upstream's own, expressible only on a chat upstream, which gets the client's body.
+ * each format writes as its own document or file part), a text file as its text; an uploaded
+ * file id, another file type and audio are the upstream's own, expressible only on a chat
+ * upstream, which gets the client's body (`uncarriedPart`).
  */
 function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): Part[] {
   if (typeof content === "string") return [textPart(content)];
@@ -135,7 +136,11 @@ function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): 
     if (p.type === "text") return [textPart(p.text, p.cache_control)];
     if (p.type === "input_audio") return [];
     const url = p.type === "image_url" ? p.image_url.url : p.file.file_data;
-    if (typeof url !== "string" || (p.type === "file" && !isPdfDataUrl(url))) return [];
+    if (p.type === "file" && typeof url === "string" && !isPdfDataUrl(url)) {
+      const text = textOfDataUrl(url, p.file.filename);
+      return text === undefined ? [] : [textPart(text, p.cache_control)];
+    }
+    if (typeof url !== "string") return [];
     const c = cacheControl(p.cache_control);
     const image: ImagePart = { type: "image", url };
     if (p.type === "image_url" && typeof p.image_url.detail === "string") {
@@ -218,6 +223,26 @@ export function usesLegacyFunctions(body: ChatRequestBody): boolean {
     body.messages.some((m) =>
       m.role === "function" || (m.role === "assistant" && !!m.function_call)
     );
+}
+
+/**
+ * The first part of a user message the internal form does not carry, named: a file by id or
+ * of a type other than PDF and text, or audio (see `userParts`).
+ */
+export function uncarriedPart(body: ChatRequestBody): string | undefined {
+  for (const m of body.messages) {
+    if (m.role !== "user" || typeof m.content === "string") continue;
+    for (const p of m.content) {
+      if (p.type === "input_audio") return "input_audio";
+      if (p.type !== "file") continue;
+      const data = p.file.file_data;
+      if (typeof data !== "string") return "a file by file_id";
+      if (!isPdfDataUrl(data) && textOfDataUrl(data, undefined) === undefined) {
+        return "a file of this type";
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Custom tools are OpenAI's alone: declared, chosen, or called in the history. */

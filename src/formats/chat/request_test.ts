@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import type { TextRequest } from "../../events/text_request.ts";
-import { fromInternal, passThroughRequest, toInternal, toOpenAIDialect } from "./request.ts";
+import {
+  fromInternal,
+  passThroughRequest,
+  toInternal,
+  toOpenAIDialect,
+  uncarriedPart,
+} from "./request.ts";
 import { validateChatRequest } from "./schema.ts";
 
 const internal = (body: unknown, model = "openai/gpt-4o") =>
@@ -557,4 +563,37 @@ Deno.test("fromInternal: a tool result's cache breakpoint never lands on blank t
     { type: "text", text: "a", cache_control: cache },
     { type: "text", text: "" },
   ]);
+});
+
+Deno.test("toInternal and uncarriedPart: a text file is its text; a file by id, another file type or audio only a chat upstream reads", () => {
+  const body = (part: Record<string, unknown>) =>
+    validateChatRequest({
+      model: "anthropic/claude-sonnet-4.5",
+      messages: [{ role: "user", content: [{ type: "text", text: "read" }, part] }],
+    });
+  const text = body({
+    type: "file",
+    file: { filename: "notes.md", file_data: "data:text/markdown;base64,IyBUaXRsZQ==" },
+  });
+  assert.equal(uncarriedPart(text), undefined);
+  assert.deepEqual(toInternal(text, "anthropic/claude-sonnet-4.5").messages[0].parts[1], {
+    type: "text",
+    text: "notes.md:\n# Title",
+  });
+  assert.equal(
+    uncarriedPart(body({ type: "file", file: { file_id: "file-1" } })),
+    "a file by file_id",
+  );
+  assert.equal(
+    uncarriedPart(
+      body({ type: "file", file: { file_data: "data:application/zip;base64,UEsDBA==" } }),
+    ),
+    "a file of this type",
+  );
+  assert.equal(
+    uncarriedPart(body({ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } })),
+    "input_audio",
+  );
+  const pdf = body({ type: "file", file: { file_data: "data:application/pdf;base64,JVBERi0=" } });
+  assert.equal(uncarriedPart(pdf), undefined);
 });

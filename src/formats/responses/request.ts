@@ -27,7 +27,6 @@
  * Internal → upstream (`fromInternal`) builds a Responses body for an openai-responses
  * upstream serving a chat or messages client; `store` is always false.
  */
-import { textOfBase64 } from "../../lib/base64.ts";
 import {
   DEFAULT_WEB_SEARCHES,
   type ImagePart,
@@ -36,6 +35,7 @@ import {
   type Part,
   type ReasoningSettings,
   type ResponseFormat,
+  textOfDataUrl,
   type TextPart,
   type TextRequest,
   type Tool,
@@ -191,28 +191,6 @@ function itemToInternal(
 }
 
 /**
- * A text file given inline (`data:text/plain;base64,…`, CSV, JSON, …): its name and its text,
- * which any model reads as text; undefined for any other file, or text that is not UTF-8.
- */
-function inlineTextFile(q: Obj): string | undefined {
-  const data = q.file_data;
-  if (typeof data !== "string") return undefined;
-  const m = /^data:([\w.+-]+\/[\w.+-]+)(;[^,]*)?,/i.exec(data);
-  if (!m || !TEXT_MEDIA.test(m[1])) return undefined;
-  const body = data.slice(m[0].length);
-  let text: string;
-  try {
-    text = /;base64/i.test(m[2] ?? "") ? textOfBase64(body) : decodeURIComponent(body);
-  } catch {
-    return undefined;
-  }
-  const name = typeof q.filename === "string" && q.filename !== "" ? q.filename : "file";
-  return `${name}:\n${text}`;
-}
-
-const TEXT_MEDIA = /^(text\/|application\/(json|xml|yaml|x-yaml|x-ndjson|csv)$)/i;
-
-/**
  * A message part the internal form carries: text, an image by URL, a PDF or a text file
  * given inline. The others (a file by id or URL, an image by file id, another file type)
  * only a responses upstream can read (`upstreamsFor`).
@@ -222,8 +200,8 @@ function carriedPart(q: Obj): boolean {
     case "input_image":
       return typeof q.image_url === "string";
     case "input_file":
-      return (typeof q.file_data === "string" && isPdfDataUrl(q.file_data)) ||
-        inlineTextFile(q) !== undefined;
+      return typeof q.file_data === "string" &&
+        (isPdfDataUrl(q.file_data) || textOfDataUrl(q.file_data, q.filename) !== undefined);
     default:
       return true;
   }
@@ -259,7 +237,9 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
           out.push(file);
           break;
         }
-        const text = inlineTextFile(q);
+        const text = typeof q.file_data === "string"
+          ? textOfDataUrl(q.file_data, q.filename)
+          : undefined;
         if (text !== undefined) out.push({ type: "text", text });
         break;
       }
