@@ -20,6 +20,11 @@ export interface StreamDecoder {
    * upstream error) emits an `error` event: a stream cut short is not a clean end.
    */
   end(emit: Emit): void;
+  /**
+   * The upstream's terminal event came (`[DONE]`, `message_stop`, `response.completed`):
+   * nothing more is to be said, however long its connection lingers.
+   */
+  readonly complete?: boolean;
 }
 
 /** Upstream non-streaming decoder: a whole JSON body to the same events a stream gives. */

@@ -89,6 +89,9 @@ export function stoppingDecoder(d: StreamDecoder, stops?: readonly string[]): St
   if (!stops || stops.every((s) => s === "")) return d;
   const scan = new StopScanner(stops);
   return {
+    get complete() {
+      return d.complete;
+    },
     event: (ev, emit) => d.event(ev, scan.wrap(emit)),
     end: (emit) => {
       d.end(scan.wrap(emit));

@@ -91,6 +91,9 @@ export function withClientToolNames(emit: Emit, names?: Map<string, string>): Em
 export function clientNamesDecoder(d: StreamDecoder, names?: Map<string, string>): StreamDecoder {
   if (!names) return d;
   return {
+    get complete() {
+      return d.complete;
+    },
     event: (ev, emit) => d.event(ev, withClientToolNames(emit, names)),
     end: (emit) => d.end(withClientToolNames(emit, names)),
   };

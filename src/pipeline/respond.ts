@@ -1,6 +1,7 @@
 import { GatewayError } from "../http/gateway_error.ts";
 import type { ChunkSource } from "./chunk_reader.ts";
 import type { Tracker } from "../lib/tracker.ts";
+import { deadline } from "../lib/deadlines.ts";
 import { type IdleHandle, watchIdle } from "./idle_watch.ts";
 import type { Meter } from "./meter.ts";
 import type { StreamStage } from "./stream_stage.ts";
@@ -61,7 +62,8 @@ export function streamToClient(o: {
       if (o.initial) ctl.enqueue(enc.encode(o.initial));
     },
     async pull(ctl) {
-      const end = (upstreamDone: boolean) => {
+      /** `upstream`: its body ended, is cut, or said its last and is left to end by itself. */
+      const end = (upstream: "ended" | "cut" | "said") => {
         // The client may have left while we waited: cancel() has settled, nothing to send.
         if (closed) return;
         try {
@@ -71,14 +73,22 @@ export function streamToClient(o: {
           o.log?.(e);
         } finally {
           ctl.close();
-          if (!upstreamDone) reader.cancel().catch(() => {});
+          if (upstream === "cut") reader.cancel().catch(() => {});
+          else if (upstream === "said") o.tracker.track(readToEnd(reader));
           close(stage.failed ? "failed" : "completed");
         }
       };
       for (;;) {
         // The upstream reported an error (in a chunk relayed, or in the first-byte peek's):
         // what it says after that is at most its usage.
-        if (stage.failed) return end(stage.usageMayFollow && await readUsageTail(reader, stage));
+        if (stage.failed) {
+          return end(
+            stage.usageMayFollow && await readUsageTail(reader, stage) ? "ended" : "cut",
+          );
+        }
+        // Its terminal event came (in the peek's chunks, say): the client's answer ends now,
+        // not when an upstream that keeps its connection open ends its body.
+        if (stage.complete) return end("said");
         let r: ReadableStreamReadResult<Uint8Array>;
         // Before the first token (a stream committed while the model thinks) the first-token
         // deadline governs, not the idle one.
@@ -92,7 +102,7 @@ export function streamToClient(o: {
         }
         // Only silence while waiting on the upstream counts: a slow client is not a stall.
         idle.pause();
-        if (r.done || stage.failed) return end(r.done === true);
+        if (r.done || stage.failed) return end(r.done === true ? "ended" : "cut");
         let text: string;
         try {
           text = stage.feed(r.value);
@@ -100,12 +110,11 @@ export function streamToClient(o: {
           // A bug in a decoder or encoder must not leave the generation unsettled.
           stage.fail(new GatewayError(502, "could not relay the provider's answer"));
           o.log?.(e);
-          return end(false);
+          return end("cut");
         }
-        if (text) {
-          ctl.enqueue(enc.encode(text));
-          return;
-        }
+        if (text) ctl.enqueue(enc.encode(text));
+        if (stage.complete) return end("said");
+        if (text) return;
       }
     },
     cancel() {
@@ -119,6 +128,24 @@ export function streamToClient(o: {
       close("cancelled");
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * After an upstream's terminal event, how long its body is left to end by itself (its
+ * connection then goes back to the pool) before it is cut.
+ */
+const lingerMs = 1_000;
+
+/** Reads what follows the terminal event (nothing, as a rule) until the body ends or `lingerMs`. */
+async function readToEnd(reader: ChunkSource): Promise<void> {
+  const cut = deadline(lingerMs, () => reader.cancel().catch(() => {}));
+  try {
+    for (;;) if ((await reader.read()).done) return;
+  } catch {
+    /* cut, or broken: the answer was whole already */
+  } finally {
+    cut();
+  }
 }
 
 /**
@@ -168,6 +195,7 @@ async function drain(
       const r = await o.reader.read();
       if (r.done) break;
       o.stage.feed(r.value);
+      if (o.stage.complete) break;
     }
   } catch {
     /* the deadline cut it, or the upstream broke: settle what was seen */
@@ -175,4 +203,5 @@ async function drain(
     clearTimeout(deadline);
   }
   done();
+  if (o.stage.complete) await readToEnd(o.reader);
 }

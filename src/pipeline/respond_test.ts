@@ -211,3 +211,28 @@ Deno.test("a usage event the upstream ends without its blank line, after an erro
   assert.equal(report.source, "upstream");
   assert.equal(report.usage.output, 3_000);
 });
+
+Deno.test("an upstream that said its last ([DONE]) and keeps its connection open: the client's answer ends at once, completed", async () => {
+  const { text, report, ms } = await relayChat([
+    CHUNK(`"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]`),
+    CHUNK(`"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]`),
+    CHUNK(`"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":1}`),
+    "[DONE]",
+  ], true);
+  assert.ok(ms < 5_000, `ended after ${ms} ms`);
+  assert.match(text, /"content":"Hello"/);
+  assert.match(text, /\[DONE\]\n\n$/);
+  assert.doesNotMatch(text, /stalled|error/);
+  assert.equal(report.usage.input, 7);
+  assert.equal(report.usage.output, 1);
+});
+
+Deno.test("the terminal event inside the first-byte peek's chunks ends the stream without another read", async () => {
+  const { text, ms } = await relayChat([], true, [
+    CHUNK(`"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]`),
+    "[DONE]",
+  ]);
+  assert.ok(ms < 5_000, `ended after ${ms} ms`);
+  assert.match(text, /"content":"Hi"/);
+  assert.match(text, /\[DONE\]\n\n$/);
+});

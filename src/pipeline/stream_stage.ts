@@ -87,6 +87,11 @@ export class StreamStage {
     return this.#error !== undefined;
   }
 
+  /** The upstream's terminal event came: the answer is whole, whether or not its body ends. */
+  get complete(): boolean {
+    return this.#decoder.complete === true && this.#error === undefined;
+  }
+
   /** The upstream reported an error and no usage yet: its usage may still follow. */
   get usageMayFollow(): boolean {
     return this.#error !== undefined && !this.#cut && !this.#usageSeen;

@@ -210,6 +210,9 @@ export function createChatDecoder(): StreamDecoder {
   }
 
   return {
+    get complete() {
+      return done;
+    },
     event(ev: SseEvent, emit: Emit): void {
       if (done) return;
       // Chat streams are unnamed; a named event other than `error` is some extension.

@@ -106,6 +106,7 @@ export function createMessagesDecoder(): StreamDecoder {
   let usage: RawMessagesUsage = {};
   let done = false; // finish or error emitted: the stream has its terminal event
   let failed = false;
+  let stopped = false; // message_stop: the upstream has nothing more to say
 
   function closeBlock(i: number, b: Block, emit: Emit): void {
     blocks.delete(i);
@@ -209,6 +210,9 @@ export function createMessagesDecoder(): StreamDecoder {
   }
 
   return {
+    get complete() {
+      return stopped;
+    },
     event(ev: SseEvent, emit: Emit): void {
       if (failed || ev.event === "ping") return;
       if (ev.event === "content_block_delta") {
@@ -257,6 +261,7 @@ export function createMessagesDecoder(): StreamDecoder {
           if (!done) finish(p, emit);
           return;
         case "message_stop":
+          stopped = true;
           if (!done) finish({}, emit);
           return;
         case "error":

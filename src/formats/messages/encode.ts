@@ -422,15 +422,19 @@ const ZERO_USAGE = toMessagesUsage({});
 export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncoder {
   let held: string | undefined;
   let after = "";
+  let stopped = false;
   return {
     raw(ev, events) {
       if (ev.event === "error" || events.some((e) => e.type === "error")) return "";
-      if (held !== undefined) {
-        after += ev.raw;
-        return "";
-      }
+      // The last `message_delta` is held (a repeated one replaces it: its usage is the later
+      // report), so that the one the client gets carries the cost.
       if (isMessageDelta(ev.event, ev.data)) {
         held = ev.data;
+        return "";
+      }
+      if (ev.event === "message_stop") stopped = true;
+      if (held !== undefined) {
+        after += ev.raw;
         return "";
       }
       if (ev.event === "message_start") {
@@ -456,7 +460,10 @@ export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncode
         return sseFrame(held, "message_delta") + after; // the decoder would have failed first
       }
       delta.usage = usageWithCost(cost, delta.usage);
-      return frame("message_delta", delta) + after;
+      // An upstream that ended without its `message_stop` (the answer was whole: its delta
+      // came) still ends the client's stream as the SDKs need it.
+      const stop = stopped ? "" : frame("message_stop", { type: "message_stop" });
+      return frame("message_delta", delta) + after + stop;
     },
   };
 }

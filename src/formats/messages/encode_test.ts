@@ -363,3 +363,18 @@ Deno.test("encoders: another vendor's tool call id reaches a messages client as 
   assert.match(body.content[0].id, /^functions_get_weather_0_[0-9a-f]{8}$/);
   assert.deepEqual(streamed, [body.content[0].id], "the same id, streamed or whole");
 });
+
+Deno.test("pass-through: a stream that ends without message_stop gets one; a repeated message_delta is sent once, with the cost", () => {
+  const sse = read("text.sse");
+  const noStop = sse.replace(/event: message_stop\ndata: [^\n]*\n\n/, "");
+  assert.notEqual(noStop, sse);
+  const frames = (s: string) => splitSse(chunksOf(s, "whole")).map((e) => e.event);
+  assert.deepEqual(frames(passThrough(noStop)).slice(-2), ["message_delta", "message_stop"]);
+  assert.deepEqual(frames(passThrough(sse)).filter((e) => e === "message_stop"), ["message_stop"]);
+  const delta = sse.slice(sse.indexOf("event: message_delta"));
+  const twice = sse.replace(delta, delta.slice(0, delta.indexOf("\n\n") + 2) + delta);
+  const out = splitSse(chunksOf(passThrough(twice), "whole"));
+  const deltas = out.filter((e) => e.event === "message_delta");
+  assert.equal(deltas.length, 1);
+  assert.equal(JSON.parse(deltas[0].data).usage.cost, 0.25);
+});

@@ -52,6 +52,8 @@ export function createResponsesDecoder(): StreamDecoder {
   const items = new Map<number, ItemState>();
   let started = false;
   let done = false;
+  /** `response.completed` or `.incomplete`: the upstream has nothing more to say. */
+  let complete = false;
   /** An `error` event ended the stream: a `response.failed` after it may still bring usage. */
   let usageMayFollow = false;
   let tools = 0;
@@ -222,6 +224,9 @@ export function createResponsesDecoder(): StreamDecoder {
   };
 
   return {
+    get complete() {
+      return complete;
+    },
     event(ev: SseEvent, emit: Emit): void {
       if (done) {
         if (usageMayFollow) lateUsage(ev, emit);
@@ -311,6 +316,7 @@ export function createResponsesDecoder(): StreamDecoder {
         }
         case "response.completed":
         case "response.incomplete":
+          complete = true;
           finished(obj(d.response), emit);
           return;
         case "response.failed": {
