@@ -4,6 +4,7 @@
  * Fields a format cannot express are dropped by that format's `fromInternal`, never invented.
  */
 import { textOfBase64 } from "../lib/base64.ts";
+import { badRequest } from "../http/gateway_error.ts";
 
 export interface TextRequest {
   /** Catalogue slug after alias resolution. */
@@ -177,24 +178,30 @@ export function isPdfDataUrl(url: string): boolean {
   return url.startsWith("data:application/pdf");
 }
 
+/** A data URL's media type and parameters (the part before the comma). */
+const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+)(;[^,]*)?,/i;
 const TEXT_MEDIA = /^(text\/|application\/(json|xml|yaml|x-yaml|x-ndjson|csv)$)/i;
 
+/** A text file given inline (`data:text/plain;base64,…`, CSV, JSON, …): its type alone says. */
+export function isTextDataUrl(url: string): boolean {
+  const m = DATA_URL.exec(url.slice(0, 200));
+  return m !== null && TEXT_MEDIA.test(m[1]);
+}
+
 /**
- * A text file given inline (`data:text/plain;base64,…`, CSV, JSON, …) as any model reads it:
- * its name, then its text. Undefined for any other file, or text that is not UTF-8.
+ * An inline text file (`isTextDataUrl`) as any model reads it: its name, then its text.
+ * Text that is not UTF-8 is the client's 400, naming the file.
  */
-export function textOfDataUrl(dataUrl: string, filename: unknown): string | undefined {
-  const m = /^data:([\w.+-]+\/[\w.+-]+)(;[^,]*)?,/i.exec(dataUrl);
-  if (!m || !TEXT_MEDIA.test(m[1])) return undefined;
+export function textOfDataUrl(dataUrl: string, filename: unknown): string {
+  const m = DATA_URL.exec(dataUrl.slice(0, 200))!;
   const body = dataUrl.slice(m[0].length);
-  let text: string;
-  try {
-    text = /;base64/i.test(m[2] ?? "") ? textOfBase64(body) : decodeURIComponent(body);
-  } catch {
-    return undefined;
-  }
   const name = typeof filename === "string" && filename !== "" ? filename : "file";
-  return `${name}:\n${text}`;
+  try {
+    const text = /;base64/i.test(m[2] ?? "") ? textOfBase64(body) : decodeURIComponent(body);
+    return `${name}:\n${text}`;
+  } catch {
+    throw badRequest(`file ${JSON.stringify(name)} (${m[1]}) is not UTF-8 text`);
+  }
 }
 
 /** The client set a cache breakpoint of its own somewhere in the request. */

@@ -11,8 +11,7 @@ export function base64OfText(text: string): string {
 
 /** The text whose UTF-8 bytes a base64 string holds; throws on bad base64 or bad UTF-8. */
 export function textOfBase64(b64: string): string {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.fromBase64(b64));
 }
 
 /** Base64url (no padding) of a text's UTF-8 bytes: safe inside tokens and JSON strings. */

@@ -190,12 +190,13 @@ async function drain(
     o.abort.abort();
   }, o.drainMs);
   try {
-    for (;;) {
+    // The client's own last read may have taken the terminal event already; after an
+    // upstream error only its usage is still worth reading.
+    while (!o.stage.complete && (!o.stage.failed || o.stage.usageMayFollow)) {
       o.idle.touch();
       const r = await o.reader.read();
       if (r.done) break;
       o.stage.feed(r.value);
-      if (o.stage.complete) break;
     }
   } catch {
     /* the deadline cut it, or the upstream broke: settle what was seen */

@@ -22,7 +22,12 @@ import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
-import { hasCacheMarks, isPdfDataUrl, textOfDataUrl } from "../../events/text_request.ts";
+import {
+  hasCacheMarks,
+  isPdfDataUrl,
+  isTextDataUrl,
+  textOfDataUrl,
+} from "../../events/text_request.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -137,8 +142,9 @@ function userParts(content: Extract<ChatMessage, { role: "user" }>["content"]): 
     if (p.type === "input_audio") return [];
     const url = p.type === "image_url" ? p.image_url.url : p.file.file_data;
     if (p.type === "file" && typeof url === "string" && !isPdfDataUrl(url)) {
-      const text = textOfDataUrl(url, p.file.filename);
-      return text === undefined ? [] : [textPart(text, p.cache_control)];
+      return isTextDataUrl(url)
+        ? [textPart(textOfDataUrl(url, p.file.filename), p.cache_control)]
+        : [];
     }
     if (typeof url !== "string") return [];
     const c = cacheControl(p.cache_control);
@@ -237,7 +243,7 @@ export function uncarriedPart(body: ChatRequestBody): string | undefined {
       if (p.type !== "file") continue;
       const data = p.file.file_data;
       if (typeof data !== "string") return "a file by file_id";
-      if (!isPdfDataUrl(data) && textOfDataUrl(data, undefined) === undefined) {
+      if (!isPdfDataUrl(data) && !isTextDataUrl(data)) {
         return "a file of this type";
       }
     }

@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
+import { isTextDataUrl } from "../../events/text_request.ts";
 import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
 
 const between = (lo: number, hi: number) => `must be between ${lo} and ${hi}`;
@@ -311,7 +312,12 @@ export function checkAgainstModel(body: ChatRequestBody, model: ChatModelLimits)
   body.messages.forEach((m, i) => {
     if (m.role !== "user" || typeof m.content === "string") return;
     for (const [part, input] of refused) {
-      const j = m.content.findIndex((p) => p.type === part);
+      // A text file is text to any model (request.ts reads it as such).
+      const j = m.content.findIndex((p) =>
+        p.type === part &&
+        !(p.type === "file" && typeof p.file.file_data === "string" &&
+          isTextDataUrl(p.file.file_data))
+      );
       if (j >= 0) {
         throw badRequest(`messages[${i}].content[${j}]: this model does not accept ${input} input`);
       }

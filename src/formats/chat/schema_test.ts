@@ -468,3 +468,15 @@ Deno.test("validate: a tool choice may name only declared tools", () => {
       "the request's tools",
   );
 });
+
+Deno.test("chat model check: an inline text file is text, taken by a model without file input", () => {
+  const csv = { type: "file", file: { filename: "a.csv", file_data: "data:text/csv,a%2Cb" } };
+  const body = { ...base, messages: [user([{ type: "text", text: "b" }, csv])] };
+  checkAgainstModel(validateChatRequest(body), { ...MODEL, acceptsFiles: false });
+  const zip = { type: "file", file: { file_data: "data:application/zip;base64,UEsDBA==" } };
+  rejectsFor(
+    { ...base, messages: [user([zip])] },
+    { ...MODEL, acceptsFiles: false },
+    "messages[0].content[0]: this model does not accept file input",
+  );
+});

@@ -233,6 +233,7 @@ export function createMessagesDecoder(): StreamDecoder {
       }
       if (typeof p !== "object" || p === null) return fail(malformed(), emit);
       const type = p.type ?? ev.event;
+      if (type === "message_stop") stopped = true;
       if (done && type !== "message_delta") return; // only usage may follow the finish
       switch (type) {
         case "message_start": {
@@ -261,7 +262,6 @@ export function createMessagesDecoder(): StreamDecoder {
           if (!done) finish(p, emit);
           return;
         case "message_stop":
-          stopped = true;
           if (!done) finish({}, emit);
           return;
         case "error":

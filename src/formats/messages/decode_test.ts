@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import type { Event } from "../../events/event.ts";
 import { createMessagesDecoder, decodeMessagesBody, quickTextDelta } from "./decode.ts";
-import { type Chunking, decodeSse, FIXTURES, normalizeEvents, parseJsonl } from "./test_util.ts";
+import {
+  type Chunking,
+  chunksOf,
+  decodeSse,
+  FIXTURES,
+  normalizeEvents,
+  parseJsonl,
+  splitSse,
+} from "./test_util.ts";
 
 const SCENARIOS = ["text", "thinking", "tool_use", "cache_usage", "midstream_error", "cut_stream"];
 const CHUNKINGS: Chunking[] = ["whole", "lines", "bytes"];
@@ -298,4 +306,18 @@ Deno.test("decoder: text deltas read quickly give the same events as fully parse
     quick.filter((e) => (e as Event).type === "text_delta"),
     [{ type: "text_delta", delta: "Hi" }, { type: "text_delta", delta: 'a "quote"' }],
   );
+});
+
+Deno.test("stream decoder: complete once message_stop came, not before (nor after message_delta alone)", () => {
+  for (const named of [true, false]) {
+    const d = createMessagesDecoder();
+    const events = splitSse(chunksOf(read("text.sse"), "whole"));
+    assert.ok(events.length > 0);
+    const seen: boolean[] = [];
+    for (const ev of events) {
+      d.event(named ? ev : { ...ev, event: undefined }, () => {});
+      seen.push(d.complete === true);
+    }
+    assert.deepEqual(seen.slice(-2), [false, true], named ? "named events" : "unnamed events");
+  }
 });

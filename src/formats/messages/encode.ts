@@ -426,13 +426,18 @@ export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncode
   return {
     raw(ev, events) {
       if (ev.event === "error" || events.some((e) => e.type === "error")) return "";
-      // The last `message_delta` is held (a repeated one replaces it: its usage is the later
-      // report), so that the one the client gets carries the cost.
+      // The `message_delta` is held, so that the one the client gets carries the cost; a
+      // repeated one joins it (its usage is the later report, the stop reason stays).
       if (isMessageDelta(ev.event, ev.data)) {
-        held = ev.data;
+        held = held === undefined ? ev.data : joinDeltas(held, ev.data);
         return "";
       }
-      if (ev.event === "message_stop") stopped = true;
+      if (
+        ev.event === "message_stop" ||
+        (ev.event === undefined && parseObject(ev.data)?.type === "message_stop")
+      ) {
+        stopped = true;
+      }
       if (held !== undefined) {
         after += ev.raw;
         return "";
@@ -466,6 +471,20 @@ export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncode
       return frame("message_delta", delta) + after + stop;
     },
   };
+}
+
+/**
+ * Two `message_delta` payloads as one: the later's fields over the earlier's, its delta's
+ * only where set (a usage-only repeat keeps the stop reason).
+ */
+function joinDeltas(first: string, later: string): string {
+  const a = parseObject(first);
+  const b = parseObject(later);
+  if (!a || !b) return later;
+  const set = Object.entries((b.delta as Record<string, unknown> | undefined) ?? {})
+    .filter(([, v]) => v != null);
+  const delta = { ...(a.delta as object | undefined), ...Object.fromEntries(set) };
+  return JSON.stringify({ ...a, ...b, delta, usage: b.usage ?? a.usage });
 }
 
 /** The upstream message with the requested slug as `model` and the cost in its usage. */

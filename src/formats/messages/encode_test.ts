@@ -378,3 +378,25 @@ Deno.test("pass-through: a stream that ends without message_stop gets one; a rep
   assert.equal(deltas.length, 1);
   assert.equal(JSON.parse(deltas[0].data).usage.cost, 0.25);
 });
+
+Deno.test("pass-through: unnamed events' message_stop counts (no second one), and a usage-only repeat of message_delta keeps the stop reason", () => {
+  const unnamed = read("text.sse").replace(/^event: [^\n]*\n/gm, "");
+  const out = splitSse(chunksOf(passThrough(unnamed), "whole"));
+  const stops = out.filter((e) => e.event === "message_stop" || e.data.includes('"message_stop"'));
+  assert.equal(stops.length, 1);
+  const sse = read("text.sse");
+  const delta = sse.slice(sse.indexOf("event: message_delta"));
+  const usageOnly =
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":9}}\n\n';
+  const twice = sse.replace(
+    delta,
+    delta.slice(0, delta.indexOf("\n\n") + 2) + usageOnly + delta.slice(delta.indexOf("\n\n") + 2),
+  );
+  const kept = splitSse(chunksOf(passThrough(twice), "whole")).filter((e) =>
+    e.event === "message_delta"
+  );
+  assert.equal(kept.length, 1);
+  const data = JSON.parse(kept[0].data);
+  assert.equal(data.delta.stop_reason, "end_turn");
+  assert.equal(data.usage.output_tokens, 9);
+});

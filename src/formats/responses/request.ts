@@ -31,6 +31,7 @@ import {
   DEFAULT_WEB_SEARCHES,
   type ImagePart,
   isPdfDataUrl,
+  isTextDataUrl,
   type Message,
   type Part,
   type ReasoningSettings,
@@ -201,7 +202,7 @@ function carriedPart(q: Obj): boolean {
       return typeof q.image_url === "string";
     case "input_file":
       return typeof q.file_data === "string" &&
-        (isPdfDataUrl(q.file_data) || textOfDataUrl(q.file_data, q.filename) !== undefined);
+        (isPdfDataUrl(q.file_data) || isTextDataUrl(q.file_data));
     default:
       return true;
   }
@@ -237,10 +238,9 @@ function contentToInternal(content: string | ContentPart[]): (TextPart | ImagePa
           out.push(file);
           break;
         }
-        const text = typeof q.file_data === "string"
-          ? textOfDataUrl(q.file_data, q.filename)
-          : undefined;
-        if (text !== undefined) out.push({ type: "text", text });
+        if (typeof q.file_data === "string" && isTextDataUrl(q.file_data)) {
+          out.push({ type: "text", text: textOfDataUrl(q.file_data, q.filename) });
+        }
         break;
       }
       default:

@@ -664,3 +664,23 @@ Deno.test("toInternal and upstreamsFor: a text file given inline is its text; a 
   });
   assert.deepEqual(upstreamsFor(output)?.protocols, ["openai-responses"]);
 });
+
+Deno.test("toInternal: a text file that is not UTF-8 is the client's 400, naming the file", () => {
+  const body = validateResponsesRequest({
+    model: "x",
+    input: [{
+      role: "user",
+      content: [{
+        type: "input_file",
+        filename: "latin1.csv",
+        file_data: "data:text/csv;base64,6Q==",
+      }],
+    }],
+  });
+  assert.equal(upstreamsFor(body), undefined);
+  assert.throws(() => toInternal(body, "a/b"), (e: Error & { status?: number }) => {
+    assert.equal(e.status, 400);
+    assert.match(e.message, /"latin1\.csv" \(text\/csv\) is not UTF-8 text/);
+    return true;
+  });
+});
