@@ -479,9 +479,9 @@ Deno.test("fromInternal: an image's detail as chat takes it (the responses API's
   assert.equal(withDetail("original"), "high");
 });
 
-Deno.test("fromInternal: a tool result's cache breakpoint stays, on its last text (OpenAI's dialect drops it)", () => {
-  const cache = { type: "ephemeral" as const };
-  const req: TextRequest = {
+/** A Claude call whose last turn is one marked tool result of `content`. */
+function markedToolResult(content: { type: "text"; text: string }[]): TextRequest {
+  return {
     model: "anthropic/claude-opus-4.7",
     system: [],
     stream: false,
@@ -493,12 +493,17 @@ Deno.test("fromInternal: a tool result's cache breakpoint stays, on its last tex
         parts: [{
           type: "tool_result",
           callId: "c1",
-          cacheControl: cache,
-          content: [{ type: "text", text: "a.txt" }, { type: "text", text: "b.txt" }],
+          cacheControl: { type: "ephemeral" },
+          content,
         }],
       },
     ],
   };
+}
+
+Deno.test("fromInternal: a tool result's cache breakpoint stays, on its last text (OpenAI's dialect drops it)", () => {
+  const cache = { type: "ephemeral" as const };
+  const req = markedToolResult([{ type: "text", text: "a.txt" }, { type: "text", text: "b.txt" }]);
   const body = fromInternal(req, "anthropic/claude-opus-4.7");
   const tool = (body.messages as Record<string, unknown>[]).find((m) => m.role === "tool");
   assert.deepEqual(tool?.content, [
@@ -542,19 +547,7 @@ Deno.test("fromInternal: a named prompt cache asks OpenRouter for Claude's autom
 
 Deno.test("fromInternal: a tool result's cache breakpoint never lands on blank text (Anthropic refuses it)", () => {
   const cache = { type: "ephemeral" as const };
-  const result = (content: { type: "text"; text: string }[]): TextRequest => ({
-    model: "anthropic/claude-opus-4.7",
-    system: [],
-    stream: false,
-    messages: [
-      { role: "user", parts: [{ type: "text", text: "go" }] },
-      { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "ls", arguments: "{}" }] },
-      {
-        role: "user",
-        parts: [{ type: "tool_result", callId: "c1", cacheControl: cache, content }],
-      },
-    ],
-  });
+  const result = markedToolResult;
   const toolOf = (req: TextRequest) =>
     (fromInternal(req, "anthropic/claude-opus-4.7").messages as Record<string, unknown>[])
       .find((m) => m.role === "tool")?.content;
