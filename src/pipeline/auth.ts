@@ -19,9 +19,18 @@ export interface Caller {
  * Key lookups are cached in memory for `ttlMs` (KEY_CACHE_TTL_MS, default 10 s): a revoked key
  * stops working within that time on every instance. Misses are cached too, so a flood of bad
  * keys cannot turn into a flood of store reads.
+ *
+ * A key in steady use never waits on the store: past half its life an entry is still served
+ * while one background read renews it, and requests that miss together share one read. The
+ * embedded store's thread runs behind the requests (it writes the settlement batches), so under
+ * load a read queued behind a batch can take a second; when every request of a key waited for
+ * its own read each time the entry expired, a busy gateway stalled every TTL (a 1.5 s p99 on
+ * 64-token streams at 32 connections). Nothing is served past the TTL, counted from when the
+ * read that filled the entry began.
  */
 export class KeyCache {
-  #entries = new Map<string, { value: KeyAuth | null; expires: number }>();
+  #entries = new Map<string, { value: KeyAuth | null; expires: number; renewAt: number }>();
+  #reading = new Map<string, Promise<KeyAuth | null>>();
   #touched = new Map<string, number>();
   constructor(readonly ttlMs: number) {}
 
@@ -36,11 +45,42 @@ export class KeyCache {
   }
   set(hash: string, value: KeyAuth | null, now: number) {
     if (this.#entries.size > 50_000) this.#entries.clear();
-    this.#entries.set(hash, { value, expires: now + this.ttlMs });
+    this.#entries.set(hash, { value, expires: now + this.ttlMs, renewAt: now + this.ttlMs / 2 });
   }
   clear() {
     this.#entries.clear();
   }
+
+  /**
+   * The key behind `hash`: from the cache (renewed in the background past half its life), or
+   * from `read`, which runs once for all the requests that miss while it is in flight. A
+   * failed read rejects those requests; a failed renewal leaves the entry to its TTL.
+   */
+  lookup(
+    hash: string,
+    now: number,
+    read: () => Promise<KeyAuth | null>,
+  ): Promise<KeyAuth | null> {
+    const e = this.#entries.get(hash);
+    if (e && now < e.expires) {
+      if (now >= e.renewAt) this.#read(hash, now, read).catch(() => {});
+      return Promise.resolve(e.value);
+    }
+    return this.#read(hash, now, read);
+  }
+
+  #read(hash: string, now: number, read: () => Promise<KeyAuth | null>) {
+    let p = this.#reading.get(hash);
+    if (p === undefined) {
+      p = read().then((value) => {
+        this.set(hash, value, now);
+        return value;
+      }).finally(() => this.#reading.delete(hash));
+      this.#reading.set(hash, p);
+    }
+    return p;
+  }
+
   /** True when `last_used` should be written now for this key. */
   shouldTouch(keyId: string, now: number): boolean {
     const last = this.#touched.get(keyId) ?? 0;
@@ -87,16 +127,13 @@ export async function authenticate(
   const key = extractKey(headers);
   const hash = await sha256Hex(key);
   const now = Date.now();
-  let found = deps.keyCache.get(hash, now);
-  if (found === undefined) {
-    try {
-      found = await deps.store.findKeyByHash(hash);
-    } catch {
-      throw new GatewayError(503, "the gateway's store is unavailable; retry shortly", {
-        retryAfter: 2,
-      });
-    }
-    deps.keyCache.set(hash, found, now);
+  let found: KeyAuth | null;
+  try {
+    found = await deps.keyCache.lookup(hash, now, () => deps.store.findKeyByHash(hash));
+  } catch {
+    throw new GatewayError(503, "the gateway's store is unavailable; retry shortly", {
+      retryAfter: 2,
+    });
   }
   if (!found || found.key.revoked) throw unauthorized("invalid or revoked API key");
   if (deps.keyCache.shouldTouch(found.key.id, now)) {

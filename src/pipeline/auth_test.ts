@@ -259,3 +259,97 @@ Deno.test("auth: a store outage is a 503 with Retry-After, not a 401", async () 
     (e: unknown) => e instanceof GatewayError && e.status === 503 && e.retryAfter !== undefined,
   );
 });
+
+/** A store whose key reads wait until released, to hold them in flight. */
+function slowStore(entries: Map<string, KeyAuth>) {
+  const s = fakeStore(entries);
+  const waiting: (() => void)[] = [];
+  const find = s.store.findKeyByHash.bind(s.store);
+  s.store.findKeyByHash = (hash: string) =>
+    new Promise<void>((r) => waiting.push(r)).then(() => find(hash));
+  return {
+    s,
+    release() {
+      for (const r of waiting.splice(0)) r();
+    },
+    get waiting() {
+      return waiting.length;
+    },
+  };
+}
+
+Deno.test("auth: requests that miss together share one store read", async () => {
+  const { s, release } = slowStore(new Map([[await hashKey(KEY), keyAuth()]]));
+  const deps = { store: s.store, keyCache: new KeyCache(10_000), tracker: new Tracker() };
+  const calls = Array.from(
+    { length: 32 },
+    () => authenticate(new Headers({ "x-api-key": KEY }), deps),
+  );
+  await new Promise((r) => setTimeout(r, 0));
+  release();
+  const callers = await Promise.all(calls);
+  assert.equal(s.lookups, 1);
+  assert.ok(callers.every((c) => c.keyId === "key_1"));
+  await deps.tracker.idle();
+});
+
+Deno.test("auth: past half its TTL an entry is served while one read renews it", async () => {
+  const entry = keyAuth();
+  const hash = await hashKey(KEY);
+  const { s, release } = slowStore(new Map([[hash, entry]]));
+  const cache = new KeyCache(1000);
+  const read = () => s.store.findKeyByHash(hash);
+  const first = cache.lookup("h", 0, read);
+  release();
+  assert.equal((await first)?.key.revoked, false);
+  entry.key.revoked = true;
+  // Young: served from the cache, no read.
+  assert.equal((await cache.lookup("h", 400, read))?.key.revoked, false);
+  assert.equal(s.lookups, 1);
+  // Past half its life: still served at once (the read is held), one renewal started.
+  assert.equal((await cache.lookup("h", 600, read))?.key.revoked, false);
+  assert.equal((await cache.lookup("h", 700, read))?.key.revoked, false);
+  assert.equal(s.lookups, 1, "the renewal is waiting to read");
+  release();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(s.lookups, 2, "one renewal for both requests");
+  // The renewal landed: the revocation is seen before the first entry's TTL ran out.
+  assert.equal((await cache.lookup("h", 800, read))?.key.revoked, true);
+});
+
+Deno.test("auth: nothing is served past the TTL while a renewal is still in flight", async () => {
+  const hash = await hashKey(KEY);
+  const { s, release } = slowStore(new Map([[hash, keyAuth()]]));
+  const cache = new KeyCache(1000);
+  const read = () => s.store.findKeyByHash(hash);
+  const first = cache.lookup("h", 0, read);
+  release();
+  await first;
+  // A renewal starts at 600 and is held; at 1000 the entry is expired, so the request waits
+  // for that same read rather than being answered from the old entry.
+  await cache.lookup("h", 600, read);
+  let answered = false;
+  const late = cache.lookup("h", 1000, read).then((v) => {
+    answered = true;
+    return v;
+  });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(answered, false);
+  release();
+  assert.equal((await late)?.key.id, "key_1");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(s.lookups, 2);
+});
+
+Deno.test("auth: a failed renewal leaves the entry to its TTL; a failed read is a 503", async () => {
+  const hash = await hashKey(KEY);
+  const s = fakeStore(new Map([[hash, keyAuth()]]));
+  const cache = new KeyCache(1000);
+  const read = () => s.store.findKeyByHash(hash);
+  await cache.lookup("h", 0, read);
+  s.setDown(true);
+  assert.equal((await cache.lookup("h", 600, read))?.key.id, "key_1");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal((await cache.lookup("h", 900, read))?.key.id, "key_1");
+  await assert.rejects(cache.lookup("h", 1000, read), /store down/);
+});
