@@ -89,6 +89,25 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(await checkInvariants(store, [account.id]), []);
   });
 
+  test("a lease grows with the holds in flight, and stays bounded by them", async (base) => {
+    const { store, state } = instrumented(base);
+    const { account, open } = await setup(store, 1_000_000n);
+    const q = new LeaseQuota(store);
+    const gs = Array.from({ length: 64 }, () => open(100n));
+    assert.deepEqual(await Promise.all(gs.map((g) => q.reserve(g))), Array(64).fill(true));
+    // Top-ups of a fixed 8 holds took 10 statements, each one awaited by the requests behind
+    // it; sized by the holds in flight, 5.
+    assert.ok(state.leases <= 6, `${state.leases} lease statements`);
+    // Never more than twice the holds in flight, plus eight, beyond those holds.
+    const leased = await store.leased(account.id);
+    assert.ok(leased <= (64n + 2n * 64n + 8n) * 100n, `leased ${leased}`);
+    await Promise.all(gs.map((g) => q.settle(settlement(g.id, 0n))));
+    await q.close();
+    assert.equal(await store.leased(account.id), 0n);
+    assert.equal((await store.getAccount(account.id))!.balance, 1_000_000n);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
   test("admits exactly what the balance less what is in flight allows", async (store) => {
     const { account, open } = await setup(store, 100n);
     const q = new LeaseQuota(store);
