@@ -72,9 +72,9 @@ async function start() {
   // one. With a shared PostgreSQL, other instances' live generations must be left alone.
   const swept = await sweep(ctx, embedded ? 0 : cfg.SWEEP_AFTER_MS).catch(() => 0);
   if (swept) console.log(`Closed ${swept} generation(s) interrupted by an earlier stop.`);
-  // Every 10 s: a dead instance's lease (eight holds of an account's balance, plus two per request it had in flight) is held
-  // until a sweep gives it back, so the sweep follows its 30 s expiry closely. Two indexed
-  // reads when there is nothing to do.
+  // Every 10 s: a dead instance's lease (eight holds of an account's balance, plus two per
+  // request it had in flight) is held until a sweep gives it back, so the sweep follows its
+  // 30 s expiry closely. Two indexed reads when there is nothing to do.
   const sweeper = setInterval(() => sweep(ctx, cfg.SWEEP_AFTER_MS).catch(() => {}), 10_000);
 
   let server: Deno.HttpServer<Deno.NetAddr>;
