@@ -79,6 +79,20 @@ function parseOptions(args: string[]): Options {
   };
 }
 
+/**
+ * Where a run's results go: `latest` holds the last run of every point a mode measures (the
+ * default or `--full`); a run narrowed to some targets, scenarios or concurrencies, a quick
+ * one or a profiled one writes `partial`, so an A/B never replaces the figures the README
+ * quotes (it did once: a README table of "not measured" rows).
+ */
+export function resultsName(
+  o: Pick<Options, "mode" | "targets" | "scenarios" | "concurrency" | "portkey" | "profile">,
+): "latest" | "partial" {
+  const narrowed = o.mode === "quick" || o.targets !== undefined || o.scenarios !== undefined ||
+    o.concurrency !== undefined || !o.portkey || o.profile;
+  return narrowed ? "partial" : "latest";
+}
+
 // ---------------------------------------------------------------------------------------
 // Scenarios, targets and the matrix
 
@@ -1626,13 +1640,14 @@ async function main() {
     };
     const md = markdown(meta, aggs, cs, notes);
     await Deno.mkdir(`${BENCH}/results`, { recursive: true });
+    const name = resultsName(opts);
     await Deno.writeTextFile(
-      `${BENCH}/results/latest.json`,
+      `${BENCH}/results/${name}.json`,
       JSON.stringify({ meta, notes, checks: cs, results: aggs, runs }, null, 2) + "\n",
     );
-    await Deno.writeTextFile(`${BENCH}/results/latest.md`, md);
+    await Deno.writeTextFile(`${BENCH}/results/${name}.md`, md);
     console.log(md);
-    log("written: bench/results/latest.json, bench/results/latest.md");
+    log(`written: bench/results/${name}.json, bench/results/${name}.md`);
   } finally {
     await stopAll();
     if (opts.profile) {
