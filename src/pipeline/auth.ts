@@ -31,6 +31,8 @@ export interface Caller {
 export class KeyCache {
   #entries = new Map<string, { value: KeyAuth | null; expires: number; renewAt: number }>();
   #reading = new Map<string, Promise<KeyAuth | null>>();
+  /** Bumped by `clear`: a read begun before it fills no entry. */
+  #epoch = 0;
   #touched = new Map<string, number>();
   constructor(readonly ttlMs: number) {}
 
@@ -47,8 +49,11 @@ export class KeyCache {
     if (this.#entries.size > 50_000) this.#entries.clear();
     this.#entries.set(hash, { value, expires: now + this.ttlMs, renewAt: now + this.ttlMs / 2 });
   }
+  /** Forgets every entry, and every read in flight (an operator changed keys or accounts). */
   clear() {
     this.#entries.clear();
+    this.#reading.clear();
+    this.#epoch++;
   }
 
   /**
@@ -72,11 +77,15 @@ export class KeyCache {
   #read(hash: string, now: number, read: () => Promise<KeyAuth | null>) {
     let p = this.#reading.get(hash);
     if (p === undefined) {
-      p = read().then((value) => {
-        this.set(hash, value, now);
+      const epoch = this.#epoch;
+      const reading: Promise<KeyAuth | null> = read().then((value) => {
+        if (epoch === this.#epoch) this.set(hash, value, now);
         return value;
-      }).finally(() => this.#reading.delete(hash));
-      this.#reading.set(hash, p);
+      }).finally(() => {
+        if (this.#reading.get(hash) === reading) this.#reading.delete(hash);
+      });
+      this.#reading.set(hash, reading);
+      p = reading;
     }
     return p;
   }

@@ -353,3 +353,21 @@ Deno.test("auth: a failed renewal leaves the entry to its TTL; a failed read is 
   assert.equal((await cache.lookup("h", 900, read))?.key.id, "key_1");
   await assert.rejects(cache.lookup("h", 1000, read), /store down/);
 });
+
+Deno.test("auth: a read begun before clear() fills no entry; the next request reads again", async () => {
+  const entry = keyAuth();
+  const hash = await hashKey(KEY);
+  const s = fakeStore(new Map([[hash, entry]]));
+  const cache = new KeyCache(10_000);
+  // The first read answers with the key as it stood before the operator revoked it.
+  let answer!: (v: KeyAuth | null) => void;
+  const before = cache.lookup(hash, 0, () => new Promise((r) => answer = r));
+  cache.clear();
+  entry.key.revoked = true;
+  const after = cache.lookup(hash, 1, () => s.store.findKeyByHash(hash));
+  answer(keyAuth(false));
+  assert.equal((await before)?.key.revoked, false, "that request was in flight already");
+  assert.equal((await after)?.key.revoked, true, "a request after clear() reads anew");
+  assert.equal(cache.get(hash, 2)?.key.revoked, true, "the stale answer filled nothing");
+  assert.equal(s.lookups, 1);
+});
