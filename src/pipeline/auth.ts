@@ -26,11 +26,15 @@ export interface Caller {
  * load a read queued behind a batch can take a second; when every request of a key waited for
  * its own read each time the entry expired, a busy gateway stalled every TTL (a 1.5 s p99 on
  * 64-token streams at 32 connections). Nothing is served past the TTL, counted from when the
- * read that filled the entry began.
+ * read that filled the entry began. The price: a key in steady use is read every half TTL.
  */
 export class KeyCache {
-  #entries = new Map<string, { value: KeyAuth | null; expires: number; renewAt: number }>();
-  #reading = new Map<string, Promise<KeyAuth | null>>();
+  /** `read`: when the read that filled the entry began; its TTL counts from then. */
+  #entries = new Map<
+    string,
+    { value: KeyAuth | null; read: number; expires: number; renewAt: number }
+  >();
+  #reading = new Map<string, { answer: Promise<KeyAuth | null>; began: number }>();
   /** Bumped by `clear`: a read begun before it fills no entry. */
   #epoch = 0;
   #touched = new Map<string, number>();
@@ -45,9 +49,17 @@ export class KeyCache {
     }
     return e.value;
   }
-  set(hash: string, value: KeyAuth | null, now: number) {
+  /** Fills the entry with what a read begun at `began` found, unless a later read filled it. */
+  set(hash: string, value: KeyAuth | null, began: number) {
+    const e = this.#entries.get(hash);
+    if (e && e.read > began) return;
     if (this.#entries.size > 50_000) this.#entries.clear();
-    this.#entries.set(hash, { value, expires: now + this.ttlMs, renewAt: now + this.ttlMs / 2 });
+    this.#entries.set(hash, {
+      value,
+      read: began,
+      expires: began + this.ttlMs,
+      renewAt: began + this.ttlMs / 2,
+    });
   }
   /** Forgets every entry, and every read in flight (an operator changed keys or accounts). */
   clear() {
@@ -58,8 +70,11 @@ export class KeyCache {
 
   /**
    * The key behind `hash`: from the cache (renewed in the background past half its life), or
-   * from `read`, which runs once for all the requests that miss while it is in flight. A
-   * failed read rejects those requests; a failed renewal leaves the entry to its TTL.
+   * from `read`. Requests that miss while a read younger than the TTL is in flight share it, so
+   * what they are told is never older than a cached answer could be (with a TTL of 0 nothing is
+   * shared), and a read that hangs holds up a key's requests for one TTL at most, not until it
+   * ends. A failed read rejects the requests sharing it; a failed renewal leaves the entry to
+   * its TTL.
    */
   lookup(
     hash: string,
@@ -75,19 +90,17 @@ export class KeyCache {
   }
 
   #read(hash: string, now: number, read: () => Promise<KeyAuth | null>) {
-    let p = this.#reading.get(hash);
-    if (p === undefined) {
-      const epoch = this.#epoch;
-      const reading: Promise<KeyAuth | null> = read().then((value) => {
-        if (epoch === this.#epoch) this.set(hash, value, now);
-        return value;
-      }).finally(() => {
-        if (this.#reading.get(hash) === reading) this.#reading.delete(hash);
-      });
-      this.#reading.set(hash, reading);
-      p = reading;
-    }
-    return p;
+    const inFlight = this.#reading.get(hash);
+    if (inFlight && now - inFlight.began < this.ttlMs) return inFlight.answer;
+    const epoch = this.#epoch;
+    const answer: Promise<KeyAuth | null> = read().then((value) => {
+      if (epoch === this.#epoch) this.set(hash, value, now);
+      return value;
+    }).finally(() => {
+      if (this.#reading.get(hash)?.answer === answer) this.#reading.delete(hash);
+    });
+    this.#reading.set(hash, { answer, began: now });
+    return answer;
   }
 
   /** True when `last_used` should be written now for this key. */

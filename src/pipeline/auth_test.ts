@@ -371,3 +371,43 @@ Deno.test("auth: a read begun before clear() fills no entry; the next request re
   assert.equal(cache.get(hash, 2)?.key.revoked, true, "the stale answer filled nothing");
   assert.equal(s.lookups, 1);
 });
+
+Deno.test("auth: with a TTL of 0 no read is shared: each request reads after it arrived", async () => {
+  const hash = await hashKey(KEY);
+  const { s, release } = slowStore(new Map([[hash, keyAuth()]]));
+  const cache = new KeyCache(0);
+  const read = () => s.store.findKeyByHash(hash);
+  const both = [cache.lookup(hash, 0, read), cache.lookup(hash, 0, read)];
+  await new Promise((r) => setTimeout(r, 0));
+  release();
+  await Promise.all(both);
+  assert.equal(s.lookups, 2);
+});
+
+Deno.test("auth: a read in flight for a whole TTL is not joined: a hung read stalls a key one TTL at most", async () => {
+  const hash = await hashKey(KEY);
+  const s = fakeStore(new Map([[hash, keyAuth()]]));
+  const cache = new KeyCache(1000);
+  const hung = cache.lookup(hash, 0, () => new Promise(() => {}));
+  const joined = cache.lookup(hash, 999, () => s.store.findKeyByHash(hash));
+  const fresh = await cache.lookup(hash, 1000, () => s.store.findKeyByHash(hash));
+  assert.equal(fresh?.key.id, "key_1");
+  assert.equal(s.lookups, 1, "the request at 999 joined the hung read; the one at 1000 read");
+  const settled = await Promise.race([
+    Promise.any([hung, joined]).then(() => "answered"),
+    new Promise((r) => setTimeout(() => r("waiting"), 5)),
+  ]);
+  assert.equal(settled, "waiting");
+});
+
+Deno.test("auth: an older read that lands last does not replace a newer entry", async () => {
+  const hash = await hashKey(KEY);
+  const cache = new KeyCache(1000);
+  let oldAnswer!: (v: KeyAuth | null) => void;
+  const old = cache.lookup(hash, 0, () => new Promise((r) => oldAnswer = r));
+  // The old read hangs past the TTL; a new one reads the revocation and lands first.
+  await cache.lookup(hash, 1000, () => Promise.resolve(keyAuth(true)));
+  oldAnswer(keyAuth(false));
+  await old;
+  assert.equal(cache.get(hash, 1001)?.key.revoked, true);
+});
