@@ -27,22 +27,28 @@ const defaultTiming: LeaseTiming = {
 };
 
 /**
- * A lease is taken this many holds at a time (at most the account's free balance), plus two
- * for each of the account's holds in flight here, and topped up in the background when fewer
- * than `lowWaterHolds` remain, or fewer than are in flight, so a steady stream of requests
+ * A lease is topped up to this many holds (at most the account's free balance) plus twice
+ * what the account's generations in flight here hold, in the background when less than
+ * `lowWaterHolds` holds, or than is in flight, remains free, so a steady stream of requests
  * rarely waits for a statement. Holds are worst cases (a whole output cap), costs mostly far
  * less, so a lease serves many more requests than this. Sized by what is in flight: at 32
  * concurrent requests a lease of 8 holds ran dry with every few settlements, and the requests
  * queued behind one top-up statement after another (4 800 req/s with the gateway's core 80 %
- * busy; 6 100 and 85 % with room for them). What is leased beyond the holds in flight stays
- * bounded by those holds: no more than twice them, plus this many.
+ * busy; 6 100 and 85 % with room for them). A lease is thus at most eight holds more than
+ * three times what was in flight at its last top-up; it keeps that size while used and goes
+ * back after `idleMs` unused.
  */
 const holdsPerLease = 8n;
 const lowWaterHolds = 2n;
+/** After a top-up granted less than it asked (the balance is short), none in the background for this long. */
+const shortBackoffMs = 1_000;
+/** A lease never asks for more than this (a bigint column's range, with room to spare). */
+const leaseAskMax = 2n ** 62n;
 
-/** The top-up a hold of `hold` asks for, with `inFlight` of the account's holds open here. */
-function leaseWanted(hold: bigint, inFlight: number): bigint {
-  return (holdsPerLease + 2n * BigInt(inFlight)) * hold;
+/** What a lease is topped up to for a hold of `hold`, with `holding` in flight. */
+function leaseWanted(hold: bigint, holding: bigint): bigint {
+  const want = holdsPerLease * hold + 2n * holding;
+  return want < leaseAskMax ? want : leaseAskMax;
 }
 
 interface Lease {
@@ -58,8 +64,10 @@ interface Lease {
   lastUsed: number;
   /** Generations of this account open here or settled and not yet written. */
   busy: number;
-  /** Of those, the ones still open (their holds taken from `free`). */
-  inFlight: number;
+  /** What the generations of this account still open here hold. */
+  holding: bigint;
+  /** A top-up came back short: no background one before this time. */
+  shortUntil: number;
   topUp?: Promise<bigint>;
   ending?: Promise<void>;
 }
@@ -72,7 +80,8 @@ interface Lease {
  * leases' worth of requests, one per batch of settlements, instead of two per request.
  *
  * An account can be refused while another instance still holds an unused part of its
- * balance: leases are bounded (a few holds each) and given back after `idleMs` unused, or by
+ * balance: leases are bounded (a few holds each, more while many are in flight) and given
+ * back after `idleMs` unused, or by
  * the sweeper `ttlMs` after their instance stopped renewing them. Keys with a spend cap
  * are held and settled in the store one by one, as `StoreQuota` does: their cap counts
  * every instance's holds. A process that dies loses its unwritten settlements (about
@@ -138,7 +147,15 @@ export class LeaseQuota implements Quota {
     for (;;) {
       let l = this.#leases.get(g.accountId);
       if (!l) {
-        l = { free: 0n, validUntil: 0, epoch: 0, lastUsed: Date.now(), busy: 0, inFlight: 0 };
+        l = {
+          free: 0n,
+          validUntil: 0,
+          epoch: 0,
+          lastUsed: Date.now(),
+          busy: 0,
+          holding: 0n,
+          shortUntil: 0,
+        };
         this.#leases.set(g.accountId, l);
       }
       if (l.ending) {
@@ -151,13 +168,13 @@ export class LeaseQuota implements Quota {
       if (l.free >= g.hold) {
         l.free -= g.hold;
         l.busy++;
-        l.inFlight++;
+        l.holding += g.hold;
         l.lastUsed = now;
         this.#open.set(g.id, { g, created: new Date(), epoch: l.epoch });
         this.#journal.opened(g.id);
-        const low = BigInt(l.inFlight) > lowWaterHolds ? BigInt(l.inFlight) : lowWaterHolds;
-        if (!l.topUp && l.free < low * g.hold) {
-          this.#topUp(g.accountId, l, 0n, leaseWanted(g.hold, l.inFlight) - l.free)
+        const low = lowWaterHolds * g.hold > l.holding ? lowWaterHolds * g.hold : l.holding;
+        if (!l.topUp && l.free < low && now >= l.shortUntil) {
+          this.#topUp(g.accountId, l, 0n, leaseWanted(g.hold, l.holding) - l.free)
             .catch(() => {});
         }
         return true;
@@ -169,7 +186,7 @@ export class LeaseQuota implements Quota {
       if (toppedUp) return false;
       toppedUp = true;
       const need = g.hold - l.free;
-      const want = leaseWanted(g.hold, l.inFlight) - l.free;
+      const want = leaseWanted(g.hold, l.holding) - l.free;
       await this.#topUp(g.accountId, l, need, want > need ? want : need);
     }
   }
@@ -184,7 +201,7 @@ export class LeaseQuota implements Quota {
     this.#journal.closed(s.generationId);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
-    l.inFlight--;
+    l.holding -= g.hold;
     // What the hold did not use is free again; the cost stays committed until written. A hold
     // from a lease since dropped returns nothing, and its cost will still come out of the
     // lease row, which the lease taken since shares.
@@ -245,6 +262,7 @@ export class LeaseQuota implements Quota {
     const started = Date.now();
     const p = this.store.lease(this.instance, accountId, min, want, this.#t.ttlMs).then(
       (granted) => {
+        if (granted < want) l.shortUntil = Date.now() + shortBackoffMs;
         if (granted > 0n) {
           l.free += granted;
           l.validUntil = started + this.#t.ttlMs - this.#t.safetyMs;

@@ -10,13 +10,14 @@ import type { GenerationOpen, Store } from "../store/store.ts";
 
 /** The store, counting calls of `lease` and failing `recordSettled` while `failing` is set. */
 function instrumented(store: Store) {
-  const state = { leases: 0, failing: false };
+  const state = { leases: 0, failing: false, asked: [] as bigint[] };
   const wrapped = new Proxy(store, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
       if (prop === "lease") {
         return (...args: Parameters<Store["lease"]>) => {
           state.leases++;
+          state.asked.push(args[3]);
           return target.lease(...args);
         };
       }
@@ -105,6 +106,58 @@ for (const { name, open: openStore } of await testStores()) {
     await q.close();
     assert.equal(await store.leased(account.id), 0n);
     assert.equal((await store.getAccount(account.id))!.balance, 1_000_000n);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("a lease is sized by what is in flight now, not by the busiest moment before", async (base) => {
+    const { store, state } = instrumented(base);
+    const { open } = await setup(store, 1_000_000n);
+    const q = new LeaseQuota(store);
+    const burst = Array.from({ length: 64 }, () => open(100n));
+    assert.deepEqual(await Promise.all(burst.map((g) => q.reserve(g))), Array(64).fill(true));
+    // Each cost its whole hold: nothing comes back to the lease.
+    await Promise.all(burst.map((g) => q.settle(settlement(g.id, 100n))));
+    const before = state.leases;
+    // One request at a time until the lease runs low and is topped up again.
+    for (let i = 0; state.leases === before; i++) {
+      assert.ok(i < 1_000, "no top-up came");
+      const g = open(100n);
+      assert.equal(await q.reserve(g), true);
+      await q.settle(settlement(g.id, 100n));
+    }
+    // Eight holds plus twice the one in flight: the burst's 64 are no longer counted.
+    assert.ok(state.asked.at(-1)! <= 10n * 100n, `asked for ${state.asked.at(-1)}`);
+    await q.close();
+  });
+
+  test("near the end of the balance, background top-ups pause after one comes back short", async (base) => {
+    const { store, state } = instrumented(base);
+    const { account, open } = await setup(store, 100n * 100n);
+    const q = new LeaseQuota(store);
+    const inFlight = Array.from({ length: 64 }, () => open(100n));
+    assert.deepEqual(await Promise.all(inFlight.map((g) => q.reserve(g))), Array(64).fill(true));
+    const before = state.leases;
+    // 300 more requests, one after another, at no cost: the lease cannot grow past the
+    // balance. Each top-up comes back short; asking again on every request made a statement
+    // per request.
+    const started = Date.now();
+    const settled = [];
+    for (let i = 0; i < 300; i++) {
+      const g = open(100n);
+      assert.equal(await q.reserve(g), true);
+      settled.push(q.settle(settlement(g.id, 0n)));
+      // A turn of the event loop, as between requests: a top-up's answer can land.
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    const seconds = Math.ceil((Date.now() - started) / 1000);
+    assert.ok(
+      state.leases - before <= 1 + seconds,
+      `${state.leases - before} lease statements in ${seconds} s`,
+    );
+    await Promise.all(settled);
+    await Promise.all(inFlight.map((g) => q.settle(settlement(g.id, 0n))));
+    await q.close();
+    assert.equal((await store.getAccount(account.id))!.balance, 100n * 100n);
     assert.deepEqual(await checkInvariants(store, [account.id]), []);
   });
 
