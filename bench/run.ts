@@ -12,7 +12,8 @@
  * The gateway under test runs on core 0; the mock, the load generators and this process on
  * core 1. Non-streaming load comes from `wrk` (installed with apt-get when missing), streams
  * from bench/loadgen.ts. Targets alternate within every point and each point is repeated;
- * the tables show medians. Results: bench/results/latest.{json,md}.
+ * the tables show medians. Results: bench/results/latest.{json,md} for a default or full run
+ * of every point, bench/results/partial.{json,md} for any other (see `resultsName`).
  *
  * Flags: --quick (~1.5 min) | --full (every scenario × concurrency × target, ~30 min);
  *   the default takes ~12 min;
@@ -39,6 +40,8 @@ interface Options {
   portkey: boolean;
   profile: boolean;
   nice: boolean;
+  /** --reps, --warmup or --duration was given: not the mode's own measurement. */
+  tuned: boolean;
 }
 
 function parseOptions(args: string[]): Options {
@@ -76,20 +79,25 @@ function parseOptions(args: string[]): Options {
     portkey: !flag("no-portkey"),
     profile: flag("profile"),
     nice: !flag("no-nice"),
+    tuned: ["reps", "warmup", "duration"].some((n) => value(n) !== undefined),
   };
 }
 
 /**
  * Where a run's results go: `latest` holds the last run of every point a mode measures (the
  * default or `--full`); a run narrowed to some targets, scenarios or concurrencies, a quick
- * one or a profiled one writes `partial`, so an A/B never replaces the figures the README
- * quotes (it did once: a README table of "not measured" rows).
+ * one, one with its own repetitions or durations, or a profiled one writes `partial`, so an
+ * A/B never replaces the figures the README quotes (it did once: a README table of "not
+ * measured" rows).
  */
 export function resultsName(
-  o: Pick<Options, "mode" | "targets" | "scenarios" | "concurrency" | "portkey" | "profile">,
+  o: Pick<
+    Options,
+    "mode" | "targets" | "scenarios" | "concurrency" | "portkey" | "profile" | "tuned"
+  >,
 ): "latest" | "partial" {
   const narrowed = o.mode === "quick" || o.targets !== undefined || o.scenarios !== undefined ||
-    o.concurrency !== undefined || !o.portkey || o.profile;
+    o.concurrency !== undefined || !o.portkey || o.profile || o.tuned;
   return narrowed ? "partial" : "latest";
 }
 
