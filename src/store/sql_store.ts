@@ -82,6 +82,19 @@ function leasedDebit(instance: string): string {
        )`;
 }
 
+/** The columns a settled generation's row is written with (bar `finished`, set by the store). */
+const GENERATION_COLUMNS = `id, account_id, key_id, endpoint, model, stream, status, hold,
+           cost, cost_details, provider, upstream_model, finish_reason, input_tokens,
+           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source,
+           latency_ms, ttft_ms, error, created`;
+
+/**
+ * A batch of settlements written in one statement: a new generation's row is inserted where no
+ * row has its id, and a row the wallet journaled is settled in place; a row settled already (a
+ * batch retried after its reply was lost) or closed by the sweeper is in neither, so it is not
+ * debited again. (An insert with ON CONFLICT DO UPDATE did both in one step, at ~20 % more of
+ * the statement's time on embedded PGlite: every row paid for a speculative insertion.)
+ */
 function recordSettledSql(leased: boolean): string {
   const debit = leased
     ? `t AS (
@@ -100,30 +113,27 @@ function recordSettledSql(leased: boolean): string {
            cache_read_tokens integer, cache_write_tokens integer, reasoning_tokens integer,
            usage_source text, latency_ms integer, ttft_ms integer, error text,
            created timestamptz, ledger_id text)
-       ), g AS (
-         INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status, hold,
-           cost, cost_details, provider, upstream_model, finish_reason, input_tokens,
-           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source,
-           latency_ms, ttft_ms, error, created, finished)
-         SELECT id, account_id, key_id, endpoint, model, stream, status, hold, cost,
-           cost_details, provider, upstream_model, finish_reason, input_tokens, output_tokens,
-           cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source, latency_ms,
-           ttft_ms, error, created, clock_timestamp()
-         FROM input
-         ON CONFLICT (id) DO UPDATE SET
-           status = EXCLUDED.status, hold = EXCLUDED.hold, cost = EXCLUDED.cost,
-           cost_details = EXCLUDED.cost_details, provider = EXCLUDED.provider,
-           upstream_model = EXCLUDED.upstream_model, finish_reason = EXCLUDED.finish_reason,
-           input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
-           cache_read_tokens = EXCLUDED.cache_read_tokens,
-           cache_write_tokens = EXCLUDED.cache_write_tokens,
-           reasoning_tokens = EXCLUDED.reasoning_tokens, usage_source = EXCLUDED.usage_source,
-           latency_ms = EXCLUDED.latency_ms, ttft_ms = EXCLUDED.ttft_ms, error = EXCLUDED.error,
-           finished = EXCLUDED.finished
+       ), fresh AS (
+         INSERT INTO generations (${GENERATION_COLUMNS}, finished)
+         SELECT ${GENERATION_COLUMNS}, clock_timestamp() FROM input
+         WHERE NOT EXISTS (SELECT 1 FROM generations e WHERE e.id = input.id)
+         RETURNING id, account_id, key_id, cost
+       ), journaled AS (
          -- Only a row the wallet journaled (running, its hold 0: the hold was never the
          -- store's); a settled one, or one the sweeper closed, stays as it is.
-         WHERE generations.status = 'running' AND generations.hold = 0
-         RETURNING id, account_id, key_id, cost
+         UPDATE generations SET status = i.status, hold = i.hold, cost = i.cost,
+           cost_details = i.cost_details, provider = i.provider,
+           upstream_model = i.upstream_model, finish_reason = i.finish_reason,
+           input_tokens = i.input_tokens, output_tokens = i.output_tokens,
+           cache_read_tokens = i.cache_read_tokens, cache_write_tokens = i.cache_write_tokens,
+           reasoning_tokens = i.reasoning_tokens, usage_source = i.usage_source,
+           latency_ms = i.latency_ms, ttft_ms = i.ttft_ms, error = i.error,
+           finished = clock_timestamp()
+         FROM input i
+         WHERE generations.id = i.id AND generations.status = 'running' AND generations.hold = 0
+         RETURNING generations.id, generations.account_id, generations.key_id, generations.cost
+       ), g AS (
+         SELECT * FROM fresh UNION ALL SELECT * FROM journaled
        ), ${debit}, l AS (
          INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
          SELECT i.ledger_id, g.account_id, -g.cost, 'debit', g.id, clock_timestamp()
