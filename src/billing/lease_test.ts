@@ -177,6 +177,24 @@ for (const { name, open: openStore } of await testStores()) {
     await q.close();
   });
 
+  test("a busy instance's lease leaves half the free balance to its peers", async (store) => {
+    const { account, open } = await setup(store, 850n);
+    const busy = new LeaseQuota(store);
+    const peer = new LeaseQuota(store);
+    const g = open(100n);
+    assert.equal(await busy.reserve(g), true);
+    // Eight holds wanted (800): taking them left 50 free, and the peer refused a hold of 100
+    // for as long as the busy instance kept its lease.
+    assert.ok(busy.unusedLease(account.id) + 100n <= 425n, `${busy.unusedLease(account.id)}`);
+    const p = open(100n);
+    assert.equal(await peer.reserve(p), true);
+    await busy.settle(settlement(g.id, 10n));
+    await peer.settle(settlement(p.id, 10n));
+    await Promise.all([busy.close(), peer.close()]);
+    assert.equal((await store.getAccount(account.id))!.balance, 830n);
+    assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
   test("two instances share one balance without overspending it", async (store) => {
     const { account, open } = await setup(store, 1_000n);
     const qs = [new LeaseQuota(store), new LeaseQuota(store)];
@@ -309,7 +327,8 @@ for (const { name, open: openStore } of await testStores()) {
     const g = open(10n);
     assert.equal(await q.reserve(g), true);
     await q.settle(settlement(g.id, 0n));
-    assert.equal(await store.leased(account.id), 80n);
+    // Eight holds wanted, half the free balance granted.
+    assert.equal(await store.leased(account.id), 50n);
     // The instance stalls past the expiry; the sweeper gives the lease back and another
     // instance takes the whole balance. The stale lease must not admit anything.
     await new Promise((r) => setTimeout(r, 350));

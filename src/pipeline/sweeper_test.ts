@@ -281,7 +281,9 @@ for (const { name, open } of await testStores()) {
     });
     const other = new StoreQuota(store);
     try {
-      const { account, g } = await openOne(store, "gen_own");
+      const { account, g: opened } = await openOne(store, "gen_own");
+      // A hold of the whole balance: the lease that backs it is all of it.
+      const g = { ...opened, hold: 1_000_000n };
       assert.ok(await q.reserve(g), "the whole balance leased");
       q.watch(g.id, costSoFar(4_200n));
       await q.journalNow(Date.now() + 1_500);

@@ -679,7 +679,8 @@ export class SqlStore implements Store {
     if (min < 0n || want < min) throw new RangeError("a lease needs 0 ≤ min ≤ want");
     const rows = await this.#db.query<{ granted: string }>(
       `WITH cur AS (
-         SELECT id, LEAST($4::bigint, balance - held) AS granted FROM accounts
+         SELECT id, LEAST($4::bigint, balance - held, GREATEST($3::bigint, (balance - held) / 2))
+           AS granted FROM accounts
          WHERE id = $2 FOR UPDATE
        ), a AS (
          UPDATE accounts SET held = accounts.held + cur.granted FROM cur

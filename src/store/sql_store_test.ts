@@ -527,13 +527,15 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(await ids(60_000, 60_000, ["ins_b"]), []);
   });
 
-  test("a lease takes up to want, at least min, of the free balance into held", async (store) => {
+  test("a lease takes up to want, at least min, beyond that half the free balance, into held", async (store) => {
     const { account, key } = await seed(store, 10n);
     assert.equal(await store.lease("ins_a", account.id, 2n, 4n, 60_000), 4n);
     // 6 free: a lease needing 7 takes nothing.
     assert.equal(await store.lease("ins_a", account.id, 7n, 8n, 60_000), 0n);
     assert.equal((await store.getAccount(account.id))?.held, 4n);
-    assert.equal(await store.lease("ins_a", account.id, 3n, 100n, 60_000), 6n);
+    // Beyond what it needs, at most half what is free (6): 3, then the last 3.
+    assert.equal(await store.lease("ins_a", account.id, 3n, 100n, 60_000), 3n);
+    assert.equal(await store.lease("ins_a", account.id, 3n, 100n, 60_000), 3n);
     assert.equal(await store.leased(account.id), 10n);
     // All of it leased: neither another instance nor a hold in the store gets any.
     assert.equal(await store.lease("ins_b", account.id, 1n, 1n, 60_000), 0n);

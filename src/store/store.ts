@@ -211,8 +211,11 @@ export interface Store {
    * instance takes a slice of an account's free balance (balance − held) into `held`, admits
    * requests against it from memory, and has their costs come out of the balance and the
    * lease together. `lease` takes up to `want`, and at least `min`, more into `instance`'s
-   * lease and sets it to expire `ttlMs` from now. Returns the amount granted: 0n, with
-   * nothing changed, when not even `min` is free.
+   * lease and sets it to expire `ttlMs` from now; beyond `min`, never more than half the
+   * free balance, so a busy instance's lease leaves the rest to its peers (taking all it
+   * wanted, one instance's eight holds could leave the others nothing to admit against for
+   * as long as it stayed busy). Returns the amount granted: 0n, with nothing changed, when not
+   * even `min` is free.
    */
   lease(
     instance: string,
