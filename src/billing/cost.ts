@@ -65,7 +65,8 @@ function price(prices: PriceTable, key: string): Dec {
  * writes with a one-hour lifetime are billed at `input_cache_write_1h` when listed (Anthropic
  * charges them 2× input against 1.25× for five minutes), else as ordinary writes. Web
  * searches the upstream ran are billed per search at `web_search`. Audio tokens are billed at
- * `audio` (input) and `audio_output` when the model lists them.
+ * `audio` (input) and `audio_output` when the model lists them, image output tokens at
+ * `image_output` (both as part of the output cost).
  */
 export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
   const input = usage.input ?? 0;
@@ -83,6 +84,10 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
     ? 0
     : Math.min(usage.audioInput ?? 0, Math.max(0, input - cacheRead - cacheWrite));
   const audioOut = isZero(audioOutPrice) ? 0 : Math.min(usage.audioOutput ?? 0, output - reasoning);
+  const imageOutPrice = price(prices, "image_output");
+  const imageOut = isZero(imageOutPrice)
+    ? 0
+    : Math.min(usage.imageOutput ?? 0, Math.max(0, output - reasoning - audioOut));
   const prompt = price(prices, "prompt");
   const readPrice = price(prices, "input_cache_read");
   const listedWrite = price(prices, "input_cache_write");
@@ -94,9 +99,9 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
       prompt,
       Math.max(0, input - cacheRead - cacheWrite - audioIn),
     ),
-    upstream_inference_output_cost: mulInt(
-      price(prices, "completion"),
-      output - reasoning - audioOut,
+    upstream_inference_output_cost: add(
+      mulInt(price(prices, "completion"), output - reasoning - audioOut - imageOut),
+      mulInt(imageOutPrice, imageOut),
     ),
     upstream_inference_audio_cost: add(
       mulInt(audioInPrice, audioIn),
@@ -170,7 +175,7 @@ export const SEARCH_RESULT_TOKENS = 20_000;
 /**
  * The hold for a call before it runs: the prompt estimate at the dearest input price (prompt
  * or a cache write: any prompt token may be written to the cache) plus every allowed output
- * token at the dearer of completion and reasoning prices, plus the web searches the request
+ * token at the dearest output price (completion, reasoning, audio, image), plus the web searches the request
  * allows. Rounded up; the real cost can only exceed it when the upstream reports more prompt
  * tokens than estimated or runs more searches than allowed (see README, "Spend safety").
  */
@@ -189,7 +194,12 @@ export function estimateHold(
   const audio = audioInput || !isZero(price(prices, "audio_output"));
   const inKeys = ["prompt", "input_cache_write", "input_cache_write_1h"];
   const inPrice = dearest(prices, audio ? [...inKeys, "audio"] : inKeys);
-  const outPrice = dearest(prices, ["completion", "internal_reasoning", "audio_output"]);
+  const outPrice = dearest(prices, [
+    "completion",
+    "internal_reasoning",
+    "audio_output",
+    "image_output",
+  ]);
   // Every search's results join the input the upstream bills (Anthropic, and OpenAI's search
   // content tokens), on top of the per-search price.
   const input = promptTokens + webSearches * SEARCH_RESULT_TOKENS;

@@ -163,3 +163,25 @@ Deno.test("audio tokens are billed at the audio prices of an audio model, and he
   assert.equal(estimateHold(1000, 300, gemini, rates), 176_000_000n);
   assert.equal(estimateHold(1000, 300, gemini, rates, 0, true), 1_166_000_000n);
 });
+
+Deno.test("image output tokens are billed at the image output price, and held for", () => {
+  // An image model through chat: text 5e-7 / 3e-6, images 6e-5 out (Gemini's).
+  const table = { prompt: "0.0000005", completion: "0.000003", image_output: "0.00006" };
+  // Output: 10 text + 1290 image. 100×5e-7 + 10×3e-6 + 1290×6e-5 = 0.07748 USD → 7.748 RUB ×1.1
+  const r = computeCost({ input: 100, output: 1300, imageOutput: 1290 }, table, rates);
+  assert.equal(r.nano, 8_522_800_000n);
+  assert.equal(r.details.upstream_inference_output_cost, 7.743);
+  // Without an image price image tokens are output like any other; never more of them than
+  // the output.
+  const text = { prompt: "0.0000005", completion: "0.000003" };
+  assert.equal(
+    computeCost({ input: 100, output: 1300, imageOutput: 1290 }, text, rates).nano,
+    computeCost({ input: 100, output: 1300 }, text, rates).nano,
+  );
+  assert.equal(
+    computeCost({ input: 100, output: 1300, imageOutput: 5000 }, table, rates).nano,
+    computeCost({ input: 100, output: 1300, imageOutput: 1300 }, table, rates).nano,
+  );
+  // The hold covers every allowed output token at the image price: 100×5e-7 + 1000×6e-5.
+  assert.equal(estimateHold(100, 1000, table, rates), 6_605_500_000n);
+});

@@ -30,6 +30,12 @@ export interface Usage {
   audioInput?: number;
   audioOutput?: number;
   /**
+   * The part of `output` that was images, from an image model answering through chat
+   * (OpenRouter's `completion_tokens_details.image_tokens`), billed at the catalogue's
+   * `image_output` price (Gemini's image models: 20× their text output).
+   */
+  imageOutput?: number;
+  /**
    * Web searches the upstream ran for this call (Anthropic's
    * `server_tool_use.web_search_requests`, responses' `web_search_call` items), billed per
    * search at the catalogue's `web_search` price.

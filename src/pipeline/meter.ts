@@ -206,6 +206,7 @@ const TOKEN_FIGURES = [
   "reasoning",
   "audioInput",
   "audioOutput",
+  "imageOutput",
   "webSearches",
 ] as const;
 /** The largest figure the store's token columns hold. */

@@ -629,3 +629,24 @@ Deno.test("images: a model that makes images through chat answers from the dev m
     assert.equal(nanoToRub(before.balance - (await account(g)).balance), cost);
   });
 });
+
+Deno.test("images: an image model's answer costs the same through chat as through the images endpoint", async () => {
+  await withGateway(async (g) => {
+    const viaImages = await generate(g, { model: CHAT_MODEL, prompt: "a lighthouse" });
+    const viaChat = await client(g).chat.completions.create({
+      model: CHAT_MODEL,
+      messages: [{ role: "user", content: "a lighthouse" }],
+      modalities: ["image", "text"],
+    } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+    type Costed = { cost: number; cost_details: Record<string, number> };
+    const images = viaImages.data.usage as unknown as Costed & { output_tokens: number };
+    const chat = viaChat.usage as unknown as Costed & { completion_tokens: number };
+    assert.equal(chat.completion_tokens, images.output_tokens);
+    // The image tokens at the model's image output price (20× its text output), both ways.
+    assert.equal(
+      chat.cost_details.upstream_inference_output_cost,
+      images.cost_details.upstream_inference_output_cost,
+    );
+    assert.ok(chat.cost > 0.9 * images.cost, `${chat.cost} against ${images.cost}`);
+  });
+});

@@ -11,6 +11,7 @@
  * | completion_tokens_details.reasoning_tokens      | reasoning    |
  * | prompt_tokens_details.audio_tokens              | audioInput   |
  * | completion_tokens_details.audio_tokens          | audioOutput  |
+ * | completion_tokens_details.image_tokens          | imageOutput  |
  * | cost (OpenRouter, USD number)                   | costUsd      |
  */
 import type { CostReport } from "../../events/event.ts";
@@ -39,8 +40,10 @@ export function usageFromChat(raw: unknown): Usage | undefined {
     const r = raw as Obj;
     const audioIn = num(obj(r.prompt_tokens_details)?.audio_tokens);
     const audioOut = num(obj(r.completion_tokens_details)?.audio_tokens);
+    const imageOut = num(obj(r.completion_tokens_details)?.image_tokens);
     if (audioIn) u.audioInput = audioIn;
     if (audioOut) u.audioOutput = audioOut;
+    if (imageOut) u.imageOutput = imageOut;
   }
   return u;
 }

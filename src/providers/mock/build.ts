@@ -132,10 +132,12 @@ function chatImagesPlan(p: PlanInput): Plan {
     choices: [{ index: 0, message, finish_reason: "stop" }],
   };
   if (withUsage) {
+    // OpenRouter counts the images' tokens apart (its image models price them far above text).
     json.usage = {
       prompt_tokens: usage.input,
       completion_tokens: usage.output,
       total_tokens: usage.input + usage.output,
+      completion_tokens_details: { reasoning_tokens: 0, image_tokens: usage.output },
     };
   }
   return imagePlan(p, JSON.stringify(json), usage, withUsage);
