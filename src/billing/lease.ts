@@ -40,7 +40,10 @@ const defaultTiming: LeaseTiming = {
  */
 const holdsPerLease = 8n;
 const lowWaterHolds = 2n;
-/** After a top-up granted less than it asked (the balance is short), none in the background for this long. */
+/**
+ * After a top-up that left the lease still below the mark that asks for one (the balance is
+ * short: a statement per request otherwise), none in the background for this long.
+ */
 const shortBackoffMs = 1_000;
 /** A lease never asks for more than this (a bigint column's range, with room to spare). */
 const leaseAskMax = 2n ** 62n;
@@ -66,7 +69,7 @@ interface Lease {
   busy: number;
   /** What the generations of this account still open here hold. */
   holding: bigint;
-  /** A top-up came back short: no background one before this time. */
+  /** A top-up came back too short to help: no background one before this time. */
   shortUntil: number;
   topUp?: Promise<bigint>;
   ending?: Promise<void>;
@@ -174,7 +177,7 @@ export class LeaseQuota implements Quota {
         this.#journal.opened(g.id);
         const low = lowWaterHolds * g.hold > l.holding ? lowWaterHolds * g.hold : l.holding;
         if (!l.topUp && l.free < low && now >= l.shortUntil) {
-          this.#topUp(g.accountId, l, 0n, leaseWanted(g.hold, l.holding) - l.free)
+          this.#topUp(g.accountId, l, 0n, leaseWanted(g.hold, l.holding) - l.free, low)
             .catch(() => {});
         }
         return true;
@@ -187,7 +190,7 @@ export class LeaseQuota implements Quota {
       toppedUp = true;
       const need = g.hold - l.free;
       const want = leaseWanted(g.hold, l.holding) - l.free;
-      await this.#topUp(g.accountId, l, need, want > need ? want : need);
+      await this.#topUp(g.accountId, l, need, want > need ? want : need, lowWaterHolds * g.hold);
     }
   }
 
@@ -258,15 +261,26 @@ export class LeaseQuota implements Quota {
     l.epoch++;
   }
 
-  #topUp(accountId: string, l: Lease, min: bigint, want: bigint): Promise<bigint> {
+  /**
+   * Asks the store for `want` more (at least `min`). `low`: the free amount below which a
+   * request asks for a top-up; a grant that leaves the lease below it (the store grants at most
+   * half the free balance, so short of `want` is usual) pauses the background ones.
+   */
+  #topUp(
+    accountId: string,
+    l: Lease,
+    min: bigint,
+    want: bigint,
+    low: bigint,
+  ): Promise<bigint> {
     const started = Date.now();
     const p = this.store.lease(this.instance, accountId, min, want, this.#t.ttlMs).then(
       (granted) => {
-        if (granted < want) l.shortUntil = Date.now() + shortBackoffMs;
         if (granted > 0n) {
           l.free += granted;
           l.validUntil = started + this.#t.ttlMs - this.#t.safetyMs;
         }
+        if (granted < want && l.free < low) l.shortUntil = Date.now() + shortBackoffMs;
         return granted;
       },
     ).finally(() => {

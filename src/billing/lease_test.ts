@@ -10,7 +10,7 @@ import type { GenerationOpen, Store } from "../store/store.ts";
 
 /** The store, counting calls of `lease` and failing `recordSettled` while `failing` is set. */
 function instrumented(store: Store) {
-  const state = { leases: 0, failing: false, asked: [] as bigint[] };
+  const state = { leases: 0, failing: false, asked: [] as bigint[], needed: [] as bigint[] };
   const wrapped = new Proxy(store, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
@@ -18,6 +18,7 @@ function instrumented(store: Store) {
         return (...args: Parameters<Store["lease"]>) => {
           state.leases++;
           state.asked.push(args[3]);
+          state.needed.push(args[2]);
           return target.lease(...args);
         };
       }
@@ -159,6 +160,25 @@ for (const { name, open: openStore } of await testStores()) {
     await q.close();
     assert.equal((await store.getAccount(account.id))!.balance, 100n * 100n);
     assert.deepEqual(await checkInvariants(store, [account.id]), []);
+  });
+
+  test("a grant below what was asked that still fills the lease does not pause top-ups", async (base) => {
+    const { store, state } = instrumented(base);
+    const { open } = await setup(store, 100n);
+    const q = new LeaseQuota(store);
+    // Eight holds of 10 asked, half the free balance (50) granted: short of the ask, but far
+    // above the mark that asks for more, so requests keep being topped up in the background
+    // rather than waiting for a statement of their own.
+    const gs = [];
+    for (let i = 0; i < 7; i++) {
+      const g = open(10n);
+      assert.equal(await q.reserve(g), true);
+      gs.push(g);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    assert.deepEqual(state.needed.filter((n) => n > 0n), [10n], `asks: ${state.needed}`);
+    await Promise.all(gs.map((g) => q.settle(settlement(g.id, 10n))));
+    await q.close();
   });
 
   test("admits exactly what the balance less what is in flight allows", async (store) => {

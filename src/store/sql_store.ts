@@ -93,7 +93,11 @@ const GENERATION_COLUMNS = `id, account_id, key_id, endpoint, model, stream, sta
  * row has its id, and a row the wallet journaled is settled in place; a row settled already (a
  * batch retried after its reply was lost) or closed by the sweeper is in neither, so it is not
  * debited again. (An insert with ON CONFLICT DO UPDATE did both in one step, at ~20 % more of
- * the statement's time on embedded PGlite: every row paid for a speculative insertion.)
+ * the statement's time on embedded PGlite: every row paid for a speculative insertion.) A row of
+ * the batch inserted by another connection still uncommitted when the statement began makes it
+ * fail on the primary key, and the batch is retried: deliberately, since skipping that row would
+ * leave it running and unbilled. (Embedded PGlite has one connection; a leased batch first locks
+ * its accounts, which such an insert holds a key-share lock on.)
  */
 function recordSettledSql(leased: boolean): string {
   const debit = leased
