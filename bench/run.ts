@@ -44,12 +44,31 @@ interface Options {
   tuned: boolean;
 }
 
+const USAGE = `deno task bench [flags]   (bench/README.md has the details)
+  (none)             every target at concurrency 1/32/256, 3 runs per point (~11 min);
+                     writes bench/results/latest.{json,md}
+  --quick            only the points the targets need, 1 run each (~1.5 min)
+  --full             every scenario × concurrency × target, 3 runs of 3 s (~30 min)
+  --reps=N --warmup=S --duration=S
+  --targets=a,b      direct, floor-pass, floor-scan, tollgate, portkey, tollgate-nostore
+  --scenarios=a,b    chat, chat-stream, messages-stream, cross-stream, chat-paced,
+                     messages-paced, cross-paced
+  --concurrency=1,32 instead of the mode's
+  --no-portkey --no-nice
+  --profile          Tollgate under --cpu-prof; where its time went is printed at the end
+  A quick, narrowed, re-timed or profiled run writes bench/results/partial.* instead.
+  DATABASE_URL and REDIS_URL set: Tollgate on a scratch PostgreSQL database and Redis.`;
+
 function parseOptions(args: string[]): Options {
   const flag = (name: string) => args.includes(`--${name}`);
   const value = (name: string) => {
     const a = args.find((x) => x.startsWith(`--${name}=`));
     return a?.slice(name.length + 3);
   };
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(USAGE);
+    Deno.exit(0);
+  }
   const known =
     /^--(quick|full|no-portkey|no-nice|profile|(reps|warmup|duration|targets|scenarios|concurrency)=.+)$/;
   for (const a of args) {
