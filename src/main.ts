@@ -49,20 +49,19 @@ async function start() {
         token: operatorToken,
         keyPrefix: cfg.KEY_PREFIX,
         inMemory: (accountId) => ctx.quota.inMemory?.(accountId),
+        // A top-up, a revocation or a new limit changed figures this instance keeps: the
+        // wallet's, and the cached key records (a spend cap decides where a key is held).
+        // Other instances see them within KEY_CACHE_TTL_MS.
+        ran: () => {
+          ctx.quota.invalidate();
+          ctx.keyCache.clear();
+        },
       });
       return [{
         method: "POST",
         path: "/admin/v1/run",
         envelope: "generic",
-        handle: async (req, _rest, info) => {
-          const res = await operator!(req, info.remoteAddr);
-          // A top-up, a revocation or a new limit changed figures this instance keeps: the
-          // wallet's, and the cached key records (a spend cap decides where a key is held).
-          // Other instances see them within KEY_CACHE_TTL_MS.
-          ctx.quota.invalidate();
-          ctx.keyCache.clear();
-          return res;
-        },
+        handle: (req, _rest, info) => operator!(req, info.remoteAddr),
       }];
     },
   });

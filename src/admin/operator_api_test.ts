@@ -142,3 +142,28 @@ Deno.test("operator API: bad bodies and methods", async () => {
     await get.body?.cancel();
   });
 });
+
+Deno.test("operator API: only a command that ran tells the gateway to drop its cached figures", async () => {
+  const store = await open();
+  try {
+    let ran = 0;
+    const handle = createOperatorHandler(store, {
+      token: TOKEN,
+      keyPrefix: "tg",
+      ran: () => ran++,
+    });
+    // Refused callers and requests change nothing, and cost the gateway nothing.
+    await handle(run(["account", "create", "--name", "x"]), "10.0.0.1");
+    await handle(run(["account", "create", "--name", "x"], { token: "wrong" }), "::1");
+    await handle(run("not argv"), "::1");
+    await handle(run(["no-such-command"]), "::1");
+    await handle(run(["account", "show", "acc_missing"]), "::1");
+    assert.equal((await handle(run(["balance", "--account", "acc_missing"]), "::1")).status, 404);
+    assert.equal(ran, 0);
+    const res = await handle(run(["account", "create", "--name", "x", "--balance", "5"]), "::1");
+    assert.equal(res.status, 200);
+    assert.equal(ran, 1);
+  } finally {
+    await store.close();
+  }
+});
