@@ -48,6 +48,9 @@ export async function cli(args: string[], io: CliIo = processIo()): Promise<numb
     io.out(json ? JSON.stringify(reply.result) : reply.text);
     return 0;
   }
+  // With --json a failure is one JSON object too, on standard output, as a success is; the
+  // message (and the usage) still go to standard error for whoever reads the terminal.
+  if (json) io.out(JSON.stringify({ ok: false, error: reply.error }));
   if (reply.usage !== undefined) {
     io.err(`error: ${reply.error}\n\n${reply.usage}`);
     return 2;

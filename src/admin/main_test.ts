@@ -49,12 +49,20 @@ Deno.test("cli embedded without a server: opens DATA_DIR itself; exit 0 / 2 / 1"
 
     const c = io({ DATA_DIR: dir });
     assert.equal(await cli(["--json", "topup", "--account", String(id)], c.io), 2);
-    assert.deepEqual(c.out, []);
+    assert.deepEqual(c.out.map((l) => JSON.parse(l)), [
+      { ok: false, error: "--amount is required" },
+    ]);
     assert.match(c.err[0], /^error: --amount is required\n\nUsage:/);
 
     const d = io({ DATA_DIR: dir });
     assert.equal(await cli(["balance", "--account", "acc_missing"], d.io), 1);
     assert.deepEqual(d.err, ["error: no such account: acc_missing"]);
+    assert.deepEqual(d.out, [], "human-readable: nothing on standard output");
+    const e = io({ DATA_DIR: dir });
+    assert.equal(await cli(["--json", "balance", "--account", "acc_missing"], e.io), 1);
+    assert.deepEqual(e.out.map((l) => JSON.parse(l)), [
+      { ok: false, error: "no such account: acc_missing" },
+    ]);
     // The lock was released each time.
     const release = await acquireDirLock(dir);
     await release();
