@@ -890,7 +890,11 @@ Deno.test({
 
                 const bad = await admin(dataDir, ["balance", "--account", "acc_nope", "--json"]);
                 assert.equal(bad.code, 1, `unknown account → exit 1; stdout: ${bad.stdout}`);
-                assert.equal(bad.stdout.trim(), "");
+                // With --json the failure is one JSON object too.
+                assert.deepEqual(JSON.parse(bad.stdout), {
+                  ok: false,
+                  error: "no such account: acc_nope",
+                });
               },
             );
 
