@@ -220,6 +220,11 @@ async function account(store: Store, id: string): Promise<Account> {
 
 const rubText = (nano: bigint) => `${formatRub(nano)} RUB`;
 const limitText = (v: unknown) => v === null || v === undefined ? "none" : String(v);
+/**
+ * A request-rate limit of its own, or the gateway's default: RATE_LIMIT_RPM for a key,
+ * ACCOUNT_RATE_LIMIT_RPM for an account ("none" read as no limit at all).
+ */
+const rpmText = (v: unknown) => v === null || v === undefined ? "default" : String(v);
 
 function accountJson(a: Account) {
   return {
@@ -299,7 +304,7 @@ const COMMANDS: Record<string, Command> = {
           `balance       ${rubText(a.balance)}`,
           `held          ${rubText(a.held)}`,
           `default model ${a.defaultModel ?? "none"}`,
-          `rpm limit     ${limitText(a.rpmLimit)}`,
+          `rpm limit     ${rpmText(a.rpmLimit)}`,
           `created       ${a.created.toISOString()}`,
         ].join("\n"),
       };
@@ -341,7 +346,7 @@ const COMMANDS: Record<string, Command> = {
       const id = required(args, "account");
       const rpm = orNone(required(args, "rpm"), (t) => int("rpm", t, 0, INT_MAX)) ?? null;
       await store.setAccountRpm(id, rpm);
-      return { result: { id, rpm_limit: rpm }, text: `account ${id}: rpm limit ${limitText(rpm)}` };
+      return { result: { id, rpm_limit: rpm }, text: `account ${id}: rpm limit ${rpmText(rpm)}` };
     },
   },
 
@@ -382,7 +387,7 @@ const COMMANDS: Record<string, Command> = {
         k.label ?? "",
         k.revoked ? "revoked" : "active",
         k.last_used ?? "never used",
-        `rpm ${limitText(k.rpm)}`,
+        `rpm ${rpmText(k.rpm)}`,
         `spend ${k.spent}/${limitText(k.spend_limit)}`,
       ]);
       return {
@@ -417,7 +422,7 @@ const COMMANDS: Record<string, Command> = {
       const text: string[] = [];
       if (rpm !== undefined) {
         result.rpm = rpm;
-        text.push(`rpm limit ${limitText(rpm)}`);
+        text.push(`rpm limit ${rpmText(rpm)}`);
       }
       if (spend !== undefined) {
         result.spend_limit = spend === null ? null : formatRub(spend);
