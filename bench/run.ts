@@ -15,11 +15,7 @@
  * the tables show medians. Results: bench/results/latest.{json,md} for a default or full run
  * of every point, bench/results/partial.{json,md} for any other (see `resultsName`).
  *
- * Flags: --quick (~1.5 min) | --full (every scenario × concurrency × target, ~30 min);
- *   the default takes ~12 min;
- *   --reps=N --warmup=S --duration=S; --targets=a,b --scenarios=a,b (filters);
- *   --concurrency=1,32 (instead of the mode's); --no-portkey; --no-nice;
- *   --profile (Tollgate with --cpu-prof; where its time went is printed at the end).
+ * Flags: `USAGE` below (`deno task bench --help` prints it).
  */
 import postgres from "postgres";
 import type { Dist, LoadResult, Spec } from "./loadgen.ts";

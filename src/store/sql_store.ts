@@ -82,11 +82,28 @@ function leasedDebit(instance: string): string {
        )`;
 }
 
-/** The columns a settled generation's row is written with (bar `finished`, set by the store). */
-const GENERATION_COLUMNS = `id, account_id, key_id, endpoint, model, stream, status, hold,
-           cost, cost_details, provider, upstream_model, finish_reason, input_tokens,
-           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usage_source,
-           latency_ms, ttft_ms, error, created`;
+/** What a settlement sets on a generation's row (bar `finished`, set by the store). */
+const SETTLED_FIELDS = [
+  "status",
+  "hold",
+  "cost",
+  "cost_details",
+  "provider",
+  "upstream_model",
+  "finish_reason",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "usage_source",
+  "latency_ms",
+  "ttft_ms",
+  "error",
+];
+/** The columns a settled generation's row is written with (bar `finished`). */
+const GENERATION_COLUMNS = ["id", "account_id", "key_id", "endpoint", "model", "stream"]
+  .concat(SETTLED_FIELDS, "created").join(", ");
 
 /**
  * A batch of settlements written in one statement: a new generation's row is inserted where no
@@ -125,13 +142,7 @@ function recordSettledSql(leased: boolean): string {
        ), journaled AS (
          -- Only a row the wallet journaled (running, its hold 0: the hold was never the
          -- store's); a settled one, or one the sweeper closed, stays as it is.
-         UPDATE generations SET status = i.status, hold = i.hold, cost = i.cost,
-           cost_details = i.cost_details, provider = i.provider,
-           upstream_model = i.upstream_model, finish_reason = i.finish_reason,
-           input_tokens = i.input_tokens, output_tokens = i.output_tokens,
-           cache_read_tokens = i.cache_read_tokens, cache_write_tokens = i.cache_write_tokens,
-           reasoning_tokens = i.reasoning_tokens, usage_source = i.usage_source,
-           latency_ms = i.latency_ms, ttft_ms = i.ttft_ms, error = i.error,
+         UPDATE generations SET ${SETTLED_FIELDS.map((f) => `${f} = i.${f}`).join(", ")},
            finished = clock_timestamp()
          FROM input i
          WHERE generations.id = i.id AND generations.status = 'running' AND generations.hold = 0
