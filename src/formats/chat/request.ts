@@ -378,12 +378,16 @@ export function fromInternal(
   if (req.webSearch && !req.webSearch.optional && options.openrouterReasoning) {
     body.plugins = [{ id: "web" }];
   }
-  if (req.toolChoice !== undefined) {
-    body.tool_choice = req.toolChoice.type === "tool"
-      ? { type: "function", function: { name: req.toolChoice.name } }
-      : req.toolChoice.type;
+  // OpenAI refuses both without tools ("only allowed when 'tools' are specified"), and a
+  // messages client may name a choice over an empty tool list, which Anthropic takes.
+  if (body.tools !== undefined) {
+    if (req.toolChoice !== undefined) {
+      body.tool_choice = req.toolChoice.type === "tool"
+        ? { type: "function", function: { name: req.toolChoice.name } }
+        : req.toolChoice.type;
+    }
+    if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   }
-  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   if (req.responseFormat !== undefined) {
     body.response_format = responseFormatToChat(req.responseFormat);
   }

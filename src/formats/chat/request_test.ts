@@ -309,6 +309,7 @@ Deno.test("fromInternal: response formats and a named tool choice", () => {
     system: [],
     stream: false,
     messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+    tools: [{ name: "f", parameters: { type: "object" } }],
     toolChoice: { type: "tool", name: "f" },
     responseFormat: { type: "json_schema", name: "r", schema: { type: "object" }, strict: true },
     parallelToolCalls: true,
@@ -589,4 +590,34 @@ Deno.test("toInternal and uncarriedPart: a text file is its text; a file by id, 
   );
   const pdf = body({ type: "file", file: { file_data: "data:application/pdf;base64,JVBERi0=" } });
   assert.equal(uncarriedPart(pdf), undefined);
+});
+
+Deno.test("fromInternal: no tool choice or parallel_tool_calls without tools (OpenAI refuses them)", () => {
+  for (const tools of [undefined, []]) {
+    for (const toolChoice of [{ type: "auto" }, { type: "required" }, { type: "none" }] as const) {
+      const body = fromInternal({
+        model: "m",
+        system: [],
+        stream: false,
+        messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+        tools,
+        toolChoice,
+        parallelToolCalls: false,
+      }, "up");
+      assert.equal(body.tools, undefined);
+      assert.equal(body.tool_choice, undefined);
+      assert.equal(body.parallel_tool_calls, undefined);
+    }
+  }
+  const withTool = fromInternal({
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+    tools: [{ name: "f", parameters: { type: "object" } }],
+    toolChoice: { type: "required" },
+    parallelToolCalls: false,
+  }, "up");
+  assert.equal(withTool.tool_choice, "required");
+  assert.equal(withTool.parallel_tool_calls, false);
 });

@@ -535,12 +535,15 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
     // No more searches than the hold covers (function tools do not count against this).
     body.max_tool_calls = req.webSearch.maxUses;
   }
-  if (req.toolChoice) {
-    body.tool_choice = req.toolChoice.type === "tool"
-      ? { type: "function", name: req.toolChoice.name }
-      : req.toolChoice.type;
+  // Without tools OpenAI refuses a tool choice (as its chat API does): none is sent then.
+  if (body.tools !== undefined) {
+    if (req.toolChoice) {
+      body.tool_choice = req.toolChoice.type === "tool"
+        ? { type: "function", name: req.toolChoice.name }
+        : req.toolChoice.type;
+    }
+    if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   }
-  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   if (req.maxTokens !== undefined) {
     body.max_output_tokens = Math.max(MAX_OUTPUT_TOKENS_MIN, req.maxTokens);
   }

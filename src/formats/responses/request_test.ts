@@ -684,3 +684,26 @@ Deno.test("toInternal: a text file that is not UTF-8 is the client's 400, naming
     return true;
   });
 });
+
+Deno.test("fromInternal: no tool choice or parallel_tool_calls without tools (OpenAI refuses them)", () => {
+  const base: TextRequest = {
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+    toolChoice: { type: "required" },
+    parallelToolCalls: false,
+  };
+  for (const tools of [undefined, []]) {
+    const body = fromInternal({ ...base, tools }, "up");
+    assert.equal(body.tools, undefined);
+    assert.equal(body.tool_choice, undefined);
+    assert.equal(body.parallel_tool_calls, undefined);
+  }
+  const withTool = fromInternal({
+    ...base,
+    tools: [{ name: "f", parameters: { type: "object" } }],
+  }, "up");
+  assert.equal(withTool.tool_choice, "required");
+  assert.equal(withTool.parallel_tool_calls, false);
+});
