@@ -14,6 +14,7 @@ import {
   withClientToolNames,
   withShortToolNames,
 } from "../formats/tool_names.ts";
+import { withPairedToolTurns } from "../formats/tool_pairs.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
@@ -502,8 +503,9 @@ async function attempt(
     const stops = pass
       ? { request: call.request, keptStop: undefined }
       : stopsFor(call, c.protocol);
-    // Upstreams take tool names of [a-zA-Z0-9_-], 64 characters at most (see tool_names.ts).
-    const renamed = !pass ? withShortToolNames(stops.request) : undefined;
+    // Upstreams take tool names of [a-zA-Z0-9_-], 64 characters at most (see tool_names.ts),
+    // and calls paired with their results (tool_pairs.ts).
+    const renamed = !pass ? withShortToolNames(withPairedToolTurns(stops.request)) : undefined;
     const upstreamBody = pass
       ? call.format.passThroughRequest(call.body, c.upstreamModel)
       : proto.fromInternal(

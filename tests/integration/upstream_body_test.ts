@@ -515,3 +515,44 @@ Deno.test("a client's own reasoning effort reaches OpenAI as the nearest the mod
     assert.equal((call.body as { reasoning_effort: string }).reasoning_effort, "low");
   });
 });
+
+Deno.test("a responses history with an unpaired tool output and an unanswered call reaches Claude paired", async () => {
+  await withGateway(async (g) => {
+    const r = await openai(g).responses.create({
+      model: "anthropic/claude-sonnet-4.5",
+      input: [
+        { role: "user", content: "first" },
+        // An output whose call the history lost (a cut-short or edited history).
+        { type: "function_call_output", call_id: "call_lost", output: "lost output" },
+        { type: "function_call", call_id: "call_a", name: "f", arguments: "{}" },
+        { type: "function_call", call_id: "call_b", name: "f", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_b", output: "b out" },
+        { role: "user", content: "go on [[mock:tokens=3]]" },
+      ],
+      tools: [{
+        type: "function",
+        name: "f",
+        parameters: { type: "object", properties: {} },
+        strict: false,
+      }],
+    });
+    assert.equal(r.status, "completed");
+    const body = g.mock.stats.calls[0].body as {
+      messages: {
+        role: string;
+        content: { type: string; tool_use_id?: string; id?: string; text?: string }[];
+      }[];
+    };
+    const uses = body.messages.flatMap((m) =>
+      m.content.filter((b) => b.type === "tool_use").map((b) => b.id)
+    );
+    const results = body.messages.flatMap((m) =>
+      m.content.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id)
+    );
+    // Every result answers a call sent, and every call sent is answered.
+    assert.deepEqual([...results].sort(), [...uses].sort());
+    assert.equal(uses.length, 2);
+    const text = JSON.stringify(body.messages);
+    assert.match(text, /Result of tool call call_lost:\\nlost output/);
+  });
+});
