@@ -75,7 +75,12 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
         await admit(r, app);
         const res = extras.listing.model(r, rest);
         if (res) return res;
-        throw new GatewayError(404, `model ${JSON.stringify(rest)} is not in the catalogue`);
+        const meant = rest.includes("/") ? undefined : app.catalogue.suggest(rest);
+        throw new GatewayError(
+          404,
+          `model ${JSON.stringify(rest.slice(0, 200))} is not in the catalogue` +
+            (meant ? `; did you mean ${JSON.stringify(meant)}?` : ""),
+        );
       },
     },
     {

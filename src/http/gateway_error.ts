@@ -42,8 +42,11 @@ export const badRequest = (message: string, code = "INVALID_REQUEST", type = "in
 /** A slug as an error quotes it: no catalogue slug is this long, and a body may send 100 KB. */
 const slugQuotedMax = 200;
 
-/** `suggestion`: the catalogue slug a bare upstream name most likely meant. */
-export const modelNotFound = (slug: string, suggestion?: string) =>
+/**
+ * `suggestion`: the catalogue slug a bare upstream name most likely meant; `listing`: where
+ * the endpoint's models are listed.
+ */
+export const modelNotFound = (slug: string, suggestion?: string, listing = "GET /v1/models") =>
   new GatewayError(
     400,
     `model not found: ${
@@ -51,7 +54,7 @@ export const modelNotFound = (slug: string, suggestion?: string) =>
         ? `${JSON.stringify(slug.slice(0, slugQuotedMax))}… (${slug.length} characters)`
         : JSON.stringify(slug)
     }` + (slug.includes("/") ? "" : (
-      "; models are named by catalogue slug (vendor/model, see GET /v1/models)" +
+      `; models are named by catalogue slug (vendor/model, see ${listing})` +
       (suggestion ? `: did you mean ${JSON.stringify(suggestion)}?` : "")
     )),
     { code: "MODEL_NOT_FOUND", type: "invalid_model" },

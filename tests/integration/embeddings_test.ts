@@ -233,6 +233,11 @@ Deno.test("embeddings: request errors in the coded envelope", async () => {
       ["invalid_model", "MODEL_NOT_FOUND"],
     );
     assert.equal(typeof unknown.json.error.message, "string");
+    // A bare name is pointed at the slug meant and at the listing of embedding models.
+    const bare = await post(g, { model: "text-embedding-3-small", input: "x" });
+    assert.equal(bare.status, 400);
+    assert.match(bare.json.error.message, /GET \/v1\/embeddings\/models/);
+    assert.match(bare.json.error.message, /did you mean "openai\/text-embedding-3-small"/);
 
     const generative = await post(g, { model: "openai/gpt-4o-mini", input: "x" });
     assert.equal(generative.status, 400);

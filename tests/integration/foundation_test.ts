@@ -446,6 +446,10 @@ Deno.test("foundation: GET /v1/models/{slug} answers one listed model (the OpenA
     const missing = await call(g, "GET", "/v1/models/openai/no-such-model");
     assert.equal(missing.status, 404);
     assertGeneric(await json(missing), 404);
+    // A bare upstream name is pointed at the slug meant.
+    const bare = await call(g, "GET", "/v1/models/gpt-4o-mini");
+    assert.equal(bare.status, 404);
+    assert.match(JSON.stringify(await json(bare)), /did you mean \\"openai\/gpt-4o-mini\\"/);
     // A malformed escape names nothing, here and in the history alike.
     for (const path of ["/v1/models/openai%E0%A4%A", "/v1/generations/gen_%E0%A4%A"]) {
       const bad = await call(g, "GET", path);

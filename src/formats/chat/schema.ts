@@ -234,6 +234,12 @@ export const ChatRequestSchema = z.looseObject({
   include_reasoning: z.boolean().nullish(),
   user: z.string().nullish(),
   seed: z.number().int().nullish(),
+  // OpenAI's and OpenRouter's ranges: refused here rather than by the upstream, as the other
+  // ranges are.
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int("must be an integer from 0 to 20")
+    .min(0, "must be an integer from 0 to 20").max(20, "must be an integer from 0 to 20").nullish(),
+  logit_bias: z.record(z.string(), range(-100, 100)).nullish(),
 });
 
 export type ChatRequestBody = z.infer<typeof ChatRequestSchema>;
@@ -248,7 +254,14 @@ export function validateChatRequest(body: unknown): ChatRequestBody {
     !m.function_call && !m.refusal
   );
   if (bad >= 0) {
-    throw badRequest(`messages[${bad}].content must be given unless the message has tool_calls`);
+    // OpenAI keeps an answer's audio and takes it back by id; the gateway keeps none.
+    const audio = (r.data.messages[bad] as Record<string, unknown>).audio != null;
+    throw badRequest(
+      audio
+        ? `messages[${bad}]: an assistant message's audio by id is not kept by this gateway; ` +
+          "send its transcript as content"
+        : `messages[${bad}].content must be given unless the message has tool_calls`,
+    );
   }
   checkChosenTools(r.data);
   return r.data;

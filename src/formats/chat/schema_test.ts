@@ -95,6 +95,23 @@ const REJECTED: [string, unknown, string][] = [
   ["temperature below 0", { ...base, temperature: -0.1 }, "temperature must be between 0 and 2"],
   ["temperature as a string", { ...base, temperature: "1" }, "temperature must be a number"],
   ["top_p of 0", { ...base, top_p: 0 }, "top_p must be greater than 0 and at most 1"],
+  [
+    "top_logprobs above 20",
+    { ...base, top_logprobs: 30 },
+    "top_logprobs must be an integer from 0 to 20",
+  ],
+  ["logprobs as a string", { ...base, logprobs: "yes" }, "logprobs must be a boolean"],
+  [
+    "a logit_bias past 100",
+    { ...base, logit_bias: { "50256": 500 } },
+    "logit_bias.50256 must be between -100 and 100",
+  ],
+  [
+    "an assistant turn by audio id",
+    { messages: [{ role: "user", content: "q" }, { role: "assistant", audio: { id: "audio_1" } }] },
+    "messages[1]: an assistant message's audio by id is not kept by this gateway; send its " +
+    "transcript as content",
+  ],
   ["top_p above 1", { ...base, top_p: 1.01 }, "top_p must be greater than 0 and at most 1"],
   [
     "frequency_penalty out of range",

@@ -44,7 +44,7 @@ export function parseEmbeddingsRequest(
   }
   if (typeof slug !== "string") throw invalid("model must be a string");
   const model = catalogue.resolve(slug);
-  if (!model) throw modelNotFound(slug, catalogue.suggest(slug));
+  if (!model) throw modelNotFound(slug, catalogue.suggest(slug), "GET /v1/embeddings/models");
   if (!catalogue.isEmbedding(model)) {
     throw badRequest(
       `model ${JSON.stringify(slug)} does not support embeddings; ` +
