@@ -162,9 +162,14 @@ for (const name of recordings.filter((n) => n.endsWith(".sse"))) {
     const cost = fakeCost({ input: 1, output: 1 });
     out += pass.end(cost, error);
     const cutAt = original.search(/event: (response\.(completed|incomplete|failed)|error)\n/);
-    // Byte for byte but for the requested slug in the opening events' response objects.
+    // Byte for byte but for the requested slug and the generation's id in the opening events'
+    // response objects.
     const slugless = (s: string) =>
-      s.replace(/("type":\s*"response\.(created|in_progress)".*?"model":\s*)"[^"]*"/g, '$1"M"');
+      s.replace(/("type":\s*"response\.(created|in_progress)".*?"model":\s*)"[^"]*"/g, '$1"M"')
+        .replace(
+          /("type":\s*"response\.(created|in_progress)".*?"response":\s*\{"id":\s*)"[^"]*"/g,
+          '$1"I"',
+        );
     const outCut = out.search(/event: (response\.(completed|incomplete|failed)|error)\n/);
     assert.equal(slugless(out.slice(0, outCut)), slugless(original.slice(0, cutAt)));
     for (
@@ -172,8 +177,10 @@ for (const name of recordings.filter((n) => n.endsWith(".sse"))) {
     ) {
       assert.equal(m[2], "openai/some-model");
     }
+    for (const m of out.matchAll(/"response":\s*\{"id":\s*"([^"]*)"/g)) assert.equal(m[1], "gen_1");
     const last = JSON.parse(out.trimEnd().split("\n").at(-1)!.slice(6));
     assert.equal(last.response.model, "openai/some-model");
+    assert.equal(last.response.id, "gen_1");
     assert.equal(last.response.usage.cost, cost.cost);
   });
 

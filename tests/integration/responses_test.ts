@@ -111,6 +111,8 @@ for (const u of UPSTREAMS) {
 
       const genId = raw.response.headers.get("x-generation-id")!;
       assert.match(genId, /^gen_/);
+      // On every route the response's id is the generation's: the history finds it by it.
+      assert.equal(r.id, genId);
       await g.settled();
       const after = (await g.store.getAccount(g.accountId))!;
       assert.equal(nanoToRub(before - after.balance), usage.cost);
@@ -178,12 +180,14 @@ for (const u of UPSTREAMS) {
       );
       const created = payloads[0].response;
       assert.equal(created.object, "response");
-      // Pass-through forwards response.created byte for byte (design; pinned by the
-      // conformance replay tests), so only a transcoded stream names the slug this early.
-      if (u !== "responses") assert.equal(created.model, model);
+      // Pass-through forwards response.created as it came but for its id and model (pinned
+      // by the conformance replay tests), so every route names the slug this early.
+      assert.equal(created.model, model);
       const done = payloads.at(-1).response;
       assert.equal(done.status, "completed");
       assert.equal(done.model, model);
+      assert.equal(created.id, genId);
+      assert.equal(done.id, genId);
       checkUsage(done.usage);
       assert.equal(done.usage.output_tokens, 4);
       assert.equal(done.output_text ?? "tok0 tok1 tok2 tok3", "tok0 tok1 tok2 tok3");

@@ -4,9 +4,10 @@
  *
  * Stream: every event is forwarded as its original text, unparsed, except
  * - `response.created` / `response.in_progress`, whose response `model` is set to the
- *   requested slug (the spec's Response object carries it);
+ *   requested slug (the spec's Response object carries it) and `id` to the generation's, as
+ *   on every other route (the history finds a response by its id);
  * - the terminal `response.completed` / `response.incomplete`, held back until the meter's
- *   cost is known and then re-serialised — `model` set to the requested slug, `cost` and
+ *   cost is known and then re-serialised — `id` and `model` set as above, `cost` and
  *   `cost_details` added to `usage` (the one event parsed here);
  * - the upstream's `error` event, never forwarded: its words are about the gateway's provider
  *   account (quota, keys). The failure goes out at the end as the gateway's own `error` frame
@@ -25,6 +26,8 @@ import { editUpstreamResponse, responseError, responseObject } from "./response_
 
 /** The first `"model": "…"` of an event: in the opening events, the response's own. */
 const MODEL_FIELD = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/;
+/** The response's own `id` in an opening event: the first field of its `response` object. */
+const RESPONSE_ID_FIELD = /("response"\s*:\s*\{\s*"id"\s*:\s*)"(?:[^"\\]|\\.)*"/;
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
@@ -46,14 +49,12 @@ function eventType(ev: SseEvent): string | undefined {
 export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncoder {
   let held: SseEvent | undefined;
   let seen = 0;
-  let upstreamId: string | undefined;
   /** Items the upstream finished before a failure: the failed response still shows them. */
   const done: Obj[] = [];
 
   return {
     raw(ev: SseEvent, events: readonly Event[]): string {
       seen++;
-      for (const e of events) if (e.type === "response_start" && e.id) upstreamId = e.id;
       const type = eventType(ev);
       if (type === "error") return "";
       if (type === "response.output_item.done") {
@@ -67,7 +68,8 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
       // The spec's Response object carries the requested slug; the opening events hold one.
       // Only the value is replaced, in place: every other byte stays the upstream's.
       if (type === "response.created" || type === "response.in_progress") {
-        return ev.raw.replace(MODEL_FIELD, (_, key) => key + JSON.stringify(ctx.model));
+        return ev.raw.replace(MODEL_FIELD, (_, key) => key + JSON.stringify(ctx.model))
+          .replace(RESPONSE_ID_FIELD, (_, key) => key + JSON.stringify(ctx.id));
       }
       return ev.raw;
     },
@@ -75,8 +77,7 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
     end(cost: CostReport, error?: Event & { type: "error" }): string {
       const heldData = held ? parseObject(held.data) : undefined;
       if (error) {
-        const base = obj(heldData?.response) ??
-          responseObject({ ...ctx, id: upstreamId ?? ctx.id }, "failed", done);
+        const base = obj(heldData?.response) ?? responseObject(ctx, "failed", done);
         const response = editUpstreamResponse(base, cost, ctx);
         response.status = "failed";
         response.error = responseError(error.error);
