@@ -53,7 +53,7 @@ export function createResponsesPassThrough(ctx: EncodeContext): PassThroughEncod
   const done: Obj[] = [];
 
   return {
-    raw(ev: SseEvent, events: readonly Event[]): string {
+    raw(ev: SseEvent, _events: readonly Event[]): string {
       seen++;
       const type = eventType(ev);
       if (type === "error") return "";
