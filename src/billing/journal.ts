@@ -33,6 +33,8 @@ const NOTHING_YET: Checkpoint = {
 interface Watched {
   progress?: () => Checkpoint;
   journaledAt?: number;
+  /** A journal write carried it, landed or not: its running row may be in the store. */
+  written?: boolean;
 }
 
 /**
@@ -75,9 +77,14 @@ export class Journal {
     if (w) w.progress = progress;
   }
 
-  /** The generation settled in the wallet: no checkpoint is taken of it any more. */
-  closed(id: string): void {
+  /**
+   * The generation settled in the wallet: no checkpoint is taken of it any more. True when a
+   * journal write carried it (its running row may be in the store).
+   */
+  closed(id: string): boolean {
+    const w = this.#watched.get(id);
     this.#watched.delete(id);
+    return w?.written === true;
   }
 
   stop(): void {
@@ -110,6 +117,7 @@ export class Journal {
     }
     if (due.length > 0) {
       this.#writing = true;
+      for (const w of taken) w.written = true;
       try {
         await this.serial(() => this.store.journal(due, this.instance));
         for (const w of taken) w.journaledAt = now;

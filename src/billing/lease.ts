@@ -201,7 +201,7 @@ export class LeaseQuota implements Quota {
       this.#inStore.settled(s.generationId);
       return await this.store.settle(s);
     }
-    this.#journal.closed(s.generationId);
+    const journaled = this.#journal.closed(s.generationId);
     const { g } = open;
     const l = this.#leases.get(g.accountId)!;
     l.holding -= g.hold;
@@ -211,7 +211,7 @@ export class LeaseQuota implements Quota {
     if (open.epoch === l.epoch) l.free += g.hold - s.cost;
     else l.free -= s.cost;
     l.lastUsed = Date.now();
-    return this.#batches.add({ open: g, created: open.created, settlement: s });
+    return this.#batches.add({ open: g, created: open.created, settlement: s, journaled });
   }
 
   unusedLease(accountId: string): bigint {

@@ -88,7 +88,7 @@ export class MemoryQuota implements Quota {
     const open = takeOpen(this.#open, s);
     // Not held here (a row the sweeper found in the store): the store's own settlement.
     if (!open) return await this.store.settle(s);
-    this.#journal.closed(s.generationId);
+    const journaled = this.#journal.closed(s.generationId);
     const { g } = open;
     const a = this.#accounts.get(g.accountId)!;
     const k = a.keys.get(g.keyId)!;
@@ -96,7 +96,7 @@ export class MemoryQuota implements Quota {
     k.held -= g.hold;
     a.pending += s.cost;
     k.pending += s.cost;
-    return this.#batches.add({ open: g, created: open.created, settlement: s });
+    return this.#batches.add({ open: g, created: open.created, settlement: s, journaled });
   }
 
   holds(generationId: string): boolean {

@@ -7,6 +7,7 @@ import { newId } from "../lib/ids.ts";
 import { SqlStore } from "./sql_store.ts";
 import { migrations } from "./migrations/index.ts";
 import { openPostgres } from "./postgres.ts";
+import { openPglite } from "./pglite.ts";
 import { scratchDatabase } from "../../tests/helpers/store.ts";
 
 const RUB = 1_000_000_000n;
@@ -65,6 +66,13 @@ async function invariants(store: Store, accountId: string) {
     sum(gens.filter((g) => g.status === "running").map((g) => g.hold)) +
       await store.leased(accountId),
     "held = Σ running holds + Σ leases",
+  );
+}
+
+/** The ledger entries of generation `g`. */
+async function debitsOf(store: Store, accountId: string, g: GenerationOpen) {
+  return (await store.listLedger(accountId)).filter((e) => e.generationId === g.id).map((e) =>
+    e.amount
   );
 }
 
@@ -313,9 +321,6 @@ for (const { name, open: openStore } of await testStores()) {
     usageSource: cost > 0n ? "counted" : "none",
     error: "interrupted: the gateway instance serving it stopped",
   });
-  const debitsOf = async (store: Store, accountId: string, g: GenerationOpen) =>
-    (await store.listLedger(accountId)).filter((e) => e.generationId === g.id).map((e) => e.amount);
-
   for (const [checkpointed, final] of [[300n, 700n], [500n, 200n], [0n, 400n], [400n, 0n]]) {
     test(`a late settlement (${final}) replaces the sweep's checkpoint (${checkpointed}): one debit, at the cost`, async (store) => {
       const { account, key } = await seed(store, 10_000n);
@@ -662,4 +667,49 @@ Deno.test({
       await scratch.drop();
     }
   },
+});
+
+Deno.test("recordSettled: rows never journaled go in one statement that looks nothing up; a journaled row, or a row there after all, takes the one that does", async () => {
+  const db = await openPglite(undefined);
+  const statements: string[] = [];
+  const store = new SqlStore({
+    ...db,
+    trustedBatch<T>(name: string, sql: string, arg: string) {
+      statements.push(name);
+      return db.trustedBatch!<T>(name, sql, arg);
+    },
+  });
+  try {
+    await store.migrate();
+    const { account, key } = await seed(store, 10_000n);
+    const [a, b, c, d, e] = [0, 1, 2, 3, 4].map(() => open(account.id, key.id, 0n));
+
+    assert.deepEqual(
+      (await store.recordSettled([settled(a, 1n), settled(b, 2n)])).sort(),
+      [a.id, b.id].sort(),
+    );
+    assert.deepEqual(statements.splice(0), ["record_settled_new"]);
+
+    // c was journaled (its running row is in the store): settled in place, by the full statement.
+    await store.journal([checkpoint(c, 4n)]);
+    assert.deepEqual(
+      (await store.recordSettled([{ ...settled(c, 8n), journaled: true }, settled(d, 16n)])).sort(),
+      [c.id, d.id].sort(),
+    );
+    assert.deepEqual(statements.splice(0), ["record_settled"]);
+    assert.equal((await store.getGeneration(account.id, c.id))?.status, "completed");
+
+    // a again, not flagged (a retried batch whose first answer was lost): the first statement
+    // fails on a's key and changes nothing; the second writes e alone.
+    assert.deepEqual(await store.recordSettled([settled(a, 1n), settled(e, 32n)]), [e.id]);
+    assert.deepEqual(statements.splice(0), ["record_settled_new", "record_settled"]);
+
+    assert.equal((await store.getAccount(account.id))?.balance, 10_000n - 59n);
+    for (const [g, cost] of [[a, 1n], [b, 2n], [c, 8n], [d, 16n], [e, 32n]] as const) {
+      assert.deepEqual(await debitsOf(store, account.id, g), [-cost]);
+    }
+    await invariants(store, account.id);
+  } finally {
+    await store.close();
+  }
 });

@@ -64,6 +64,11 @@ export interface SettledGeneration {
   /** When it was admitted (the row's `created`). */
   created: Date;
   settlement: Settlement;
+  /**
+   * A journal write carried it (attempted: one whose answer was lost may have landed), so the
+   * store may hold its running row; otherwise the batch may take it for a new row.
+   */
+  journaled?: boolean;
 }
 
 /**
