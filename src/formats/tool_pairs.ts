@@ -22,70 +22,74 @@ function isToolPart(p: Part): boolean {
   return p.type === "tool_call" || p.type === "tool_result";
 }
 
+function callIds(m: Message): Set<string> {
+  const ids = new Set<string>();
+  for (const p of m.parts) if (p.type === "tool_call") ids.add(p.id);
+  return ids;
+}
+
 /**
- * The calls of each assistant turn (its consecutive assistant messages) answered once each in
- * the user messages after it.
+ * The shape every upstream takes: an assistant message with calls is followed by a user
+ * message that opens with one result for each of them (chat's tool messages come right after
+ * the calls), and no result stands anywhere else. Calls in the last message are the model's
+ * own, with nothing after them to answer yet.
  */
 function paired(messages: Message[]): boolean {
-  let open = new Set<string>();
-  let prev: Message["role"] | undefined;
-  for (const m of messages) {
-    if (m.role === "assistant") {
-      if (prev !== "assistant") {
-        if (open.size > 0) return false;
-        open = new Set();
-      }
-      addCallIds(open, m);
-    } else {
-      for (const p of m.parts) {
-        if (p.type === "tool_result" && !open.delete(p.callId)) return false;
-      }
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.role === "assistant") continue;
+    const prev = messages[i - 1];
+    const calls = prev?.role === "assistant" ? callIds(prev) : new Set<string>();
+    let k = 0;
+    for (; k < m.parts.length; k++) {
+      const p = m.parts[k];
+      if (p.type !== "tool_result") break;
+      if (!calls.delete(p.callId)) return false;
     }
-    prev = m.role;
+    if (calls.size > 0) return false;
+    if (m.parts.slice(k).some((p) => p.type === "tool_result")) return false;
   }
-  // Calls still open after the last message are the model's own: nothing answers them yet.
-  return open.size === 0 || prev === "assistant";
+  for (let i = 0; i < messages.length - 1; i++) {
+    if (messages[i].role === "assistant" && messages[i + 1].role === "assistant") {
+      if (callIds(messages[i]).size > 0) return false;
+    }
+  }
+  return true;
 }
 
-function addCallIds(ids: Set<string>, m: Message): void {
-  for (const p of m.parts) if (p.type === "tool_call") ids.add(p.id);
-}
-
+/**
+ * Consecutive messages of a role become one (the vendors read them so: one turn), and each
+ * user turn after calls opens with their results, in the calls' order: the client's own, or
+ * NO_RESULT where it sent none. Any other result becomes text.
+ */
 function pair(messages: Message[]): Message[] {
-  const out: Message[] = [];
-  let open = new Set<string>();
-  /** The assistant message whose calls are open, and where its turn's answers begin. */
-  let turnStart = -1;
-  const closeTurn = () => {
-    if (open.size === 0) return;
-    const missing: ToolResultPart[] = [...open].map((callId) => ({
-      type: "tool_result",
-      callId,
-      content: [{ type: "text", text: NO_RESULT }],
-      isError: true,
-    }));
-    const next = out[turnStart + 1];
-    if (next?.role === "user") next.parts = [...missing, ...next.parts];
-    else out.splice(turnStart + 1, 0, { role: "user", parts: missing });
-    open = new Set();
-  };
+  const turns: Message[] = [];
   for (const m of messages) {
-    if (m.role === "assistant") {
-      if (out.at(-1)?.role !== "assistant") closeTurn();
-      out.push(m);
-      addCallIds(open, m);
-      turnStart = out.length - 1;
-      continue;
-    }
-    const parts = m.parts.map((p) =>
-      p.type === "tool_result" && !open.delete(p.callId) ? asText(p) : [p]
-    ).flat();
-    out.push({ ...m, parts });
+    const last = turns.at(-1);
+    if (last?.role === m.role) last.parts.push(...m.parts);
+    else turns.push({ role: m.role, parts: [...m.parts] });
   }
-  // The last assistant turn's calls stay open only when nothing follows them; a user turn
-  // after them that answered some but not all is completed.
-  if (out.at(-1)?.role === "user") closeTurn();
-  return out;
+  return turns.map((m, i) => {
+    if (m.role === "assistant") return m;
+    const prev = turns[i - 1];
+    const calls = prev?.role === "assistant" ? [...callIds(prev)] : [];
+    const answers = new Map<string, ToolResultPart>();
+    const rest: Part[] = [];
+    for (const p of m.parts) {
+      if (p.type !== "tool_result") rest.push(p);
+      else if (calls.includes(p.callId) && !answers.has(p.callId)) answers.set(p.callId, p);
+      else rest.push(...asText(p));
+    }
+    const results = calls.map((callId): ToolResultPart =>
+      answers.get(callId) ?? {
+        type: "tool_result",
+        callId,
+        content: [{ type: "text", text: NO_RESULT }],
+        isError: true,
+      }
+    );
+    return { role: m.role, parts: [...results, ...rest] };
+  });
 }
 
 /** A result without its call, as what the model reads: the text, and images as they are. */
@@ -93,7 +97,11 @@ function asText(p: ToolResultPart): Part[] {
   const text = p.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
   const label = `Result of tool call ${p.callId}${p.isError ? " (error)" : ""}:`;
   return [
-    { type: "text", text: text === "" ? label : `${label}\n${text}` },
+    {
+      type: "text",
+      text: text === "" ? label : `${label}\n${text}`,
+      ...(p.cacheControl ? { cacheControl: p.cacheControl } : {}),
+    },
     ...p.content.filter((c) => c.type === "image"),
   ];
 }

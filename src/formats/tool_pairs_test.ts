@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
 import type { Message, TextRequest } from "../events/text_request.ts";
 import { NO_RESULT, withPairedToolTurns } from "./tool_pairs.ts";
+import { fromInternal as chatBody } from "./chat/request.ts";
+import { fromInternal as messagesBody } from "./messages/request.ts";
 
 const req = (messages: Message[]): TextRequest => ({
   model: "m",
   system: [],
   stream: false,
   messages,
+  tools: [{ name: "f", parameters: { type: "object" } }],
 });
 const user = (text: string): Message => ({ role: "user", parts: [{ type: "text", text }] });
+const said = (text: string): Message => ({ role: "assistant", parts: [{ type: "text", text }] });
 const call = (...ids: string[]): Message => ({
   role: "assistant",
   parts: ids.map((id) => ({ type: "tool_call", id, name: "f", arguments: "{}" })),
@@ -17,70 +21,150 @@ const result = (id: string, text = "out", isError?: boolean): Message => ({
   role: "user",
   parts: [{ type: "tool_result", callId: id, content: [{ type: "text", text }], isError }],
 });
+const shape = (r: TextRequest) =>
+  r.messages.map((m) =>
+    `${m.role[0]}:` +
+    m.parts.map((p) =>
+      p.type === "tool_result" ? `r.${p.callId}` : p.type === "tool_call" ? `c.${p.id}` : "t"
+    )
+      .join(",")
+  );
+
+type Obj = Record<string, unknown>;
+
+/** OpenAI's chat rule: calls are followed at once by one tool message for each. */
+function chatPaired(r: TextRequest): void {
+  const messages = chatBody(r, "up").messages as Obj[];
+  messages.forEach((m, i) => {
+    const calls = ((m.tool_calls ?? []) as Obj[]).map((c) => c.id as string);
+    const answered = [];
+    for (let j = i + 1; j < messages.length && messages[j].role === "tool"; j++) {
+      answered.push(messages[j].tool_call_id as string);
+    }
+    if (calls.length > 0 && i < messages.length - 1) {
+      assert.deepEqual([...answered].sort(), [...calls].sort(), `chat message ${i}`);
+    }
+    if (m.role === "tool") {
+      const k = messages.slice(0, i).findLastIndex((x) => x.role !== "tool");
+      const owner = ((messages[k].tool_calls ?? []) as Obj[]).map((c) => c.id);
+      assert.ok(owner.includes(m.tool_call_id), `tool message ${i} answers the calls before it`);
+    }
+  });
+}
+
+/** Anthropic's rule: every tool_use answered in the next message, every tool_result a use's. */
+function messagesPaired(r: TextRequest): void {
+  const messages = messagesBody(r, "up", 1024).messages as { role: string; content: Obj[] }[];
+  messages.forEach((m, i) => {
+    const uses = m.content.filter((b) => b.type === "tool_use").map((b) => b.id);
+    const next = messages[i + 1]?.content ?? [];
+    const results = next.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
+    if (m.role === "assistant" && i < messages.length - 1) {
+      assert.deepEqual([...results].sort(), [...uses].sort(), `messages ${i}`);
+      // Results open the turn.
+      assert.ok(next.slice(0, results.length).every((b) => b.type === "tool_result"));
+    }
+    if (m.role === "user" && i === 0) assert.ok(!m.content.some((b) => b.type === "tool_result"));
+  });
+}
+
+const CASES: [string, Message[]][] = [
+  ["one call answered", [user("q"), call("a", "b"), result("a"), result("b")]],
+  ["calls over consecutive assistant messages, answers apart", [
+    user("q"),
+    call("a"),
+    call("b"),
+    result("b"),
+    result("a"),
+    user("next"),
+  ]],
+  ["text after the calls", [user("q"), call("a"), said("hm"), result("a")]],
+  ["user text before the answer", [user("q"), call("a"), user("x"), result("a")]],
+  ["an answer without its call", [user("x"), result("call_x", "boom", true)]],
+  ["an earlier turn's call answered again", [
+    user("q"),
+    call("a"),
+    result("a"),
+    call("b"),
+    result("a", "again"),
+    result("b"),
+  ]],
+  ["a call left unanswered", [user("q"), call("a", "b"), result("b"), user("go on")]],
+  ["a turn closed by the next assistant message", [
+    user("q"),
+    call("a"),
+    user("u1"),
+    said("t"),
+    user("u2"),
+  ]],
+  ["the model's own last calls", [user("q"), call("a")]],
+];
+
+for (const [what, messages] of CASES) {
+  Deno.test(`tool pairs: ${what} reaches chat and messages upstreams paired`, () => {
+    const out = withPairedToolTurns(req(messages));
+    chatPaired(out);
+    messagesPaired(out);
+  });
+}
 
 Deno.test("tool pairs: a paired history is the request itself", () => {
   for (
     const messages of [
       [user("q")],
-      [user("q"), call("a", "b"), result("a"), result("b")],
-      // Calls split over consecutive assistant messages (a responses history) are one turn.
-      [user("q"), call("a"), call("b"), result("b"), result("a"), user("next")],
-      // The model's own last calls: nothing answers them yet.
+      [user("q"), call("a", "b"), result("a"), result("b"), user("next")],
+      [user("q"), call("a", "b"), {
+        role: "user",
+        parts: [...result("b").parts, ...result("a").parts],
+      }],
       [user("q"), call("a")],
-    ]
+    ] as Message[][]
   ) {
     const r = req(messages);
+    // Two results in two messages are one turn: paired, but re-shaped into one message.
+    if (messages.length === 5) {
+      assert.deepEqual(shape(withPairedToolTurns(r)), ["u:t", "a:c.a,c.b", "u:r.a,r.b,t"]);
+      continue;
+    }
     assert.equal(withPairedToolTurns(r), r);
   }
 });
 
 Deno.test("tool pairs: a result without its call becomes text the model reads", () => {
   const r = req([
-    { role: "user", parts: [{ type: "text", text: "x" }] },
+    user("x"),
     {
       role: "user",
       parts: [{
         type: "tool_result",
         callId: "call_x",
         isError: true,
+        cacheControl: { type: "ephemeral" },
         content: [{ type: "text", text: "boom" }, { type: "image", url: "https://i/x.png" }],
       }],
     },
   ]);
   const out = withPairedToolTurns(r);
-  assert.notEqual(out, r);
-  assert.deepEqual(out.messages[1].parts, [
-    { type: "text", text: "Result of tool call call_x (error):\nboom" },
-    { type: "image", url: "https://i/x.png" },
-  ]);
+  assert.deepEqual(out.messages, [{
+    role: "user",
+    parts: [
+      { type: "text", text: "x" },
+      {
+        type: "text",
+        text: "Result of tool call call_x (error):\nboom",
+        cacheControl: { type: "ephemeral" },
+      },
+      { type: "image", url: "https://i/x.png" },
+    ],
+  }]);
   // The client's request is not changed.
   assert.equal(r.messages[1].parts[0].type, "tool_result");
+  assert.equal(r.messages.length, 2);
 });
 
-Deno.test("tool pairs: a result answering an earlier turn's call, or answering twice, is text", () => {
-  const out = withPairedToolTurns(
-    req([user("q"), call("a"), result("a"), call("b"), result("a", "again"), result("b")]),
-  );
-  assert.deepEqual(out.messages[4].parts, [{
-    type: "text",
-    text: "Result of tool call a:\nagain",
-  }]);
-  assert.equal(out.messages[5].parts[0].type, "tool_result");
-});
-
-Deno.test("tool pairs: an unanswered call is answered as not run, before the turn's own results", () => {
+Deno.test("tool pairs: an unanswered call is answered as not run, in the calls' order", () => {
   const out = withPairedToolTurns(req([user("q"), call("a", "b"), result("b"), user("go on")]));
-  assert.deepEqual(
-    out.messages.map((m) =>
-      m.parts.map((p) => p.type === "tool_result" ? `r:${p.callId}` : p.type)
-    ),
-    [
-      ["text"],
-      ["tool_call", "tool_call"],
-      ["r:a", "r:b"],
-      ["text"],
-    ],
-  );
+  assert.deepEqual(shape(out), ["u:t", "a:c.a,c.b", "u:r.a,r.b,t"]);
   const synthetic = out.messages[2].parts[0];
   assert.equal(synthetic.type, "tool_result");
   if (synthetic.type === "tool_result") {
@@ -89,23 +173,11 @@ Deno.test("tool pairs: an unanswered call is answered as not run, before the tur
   }
 });
 
-Deno.test("tool pairs: a turn closed by the next assistant message is answered where it began", () => {
+Deno.test("tool pairs: an earlier turn's call answered again is text", () => {
   const out = withPairedToolTurns(
-    req([user("q"), call("a"), user("u1"), {
-      role: "assistant",
-      parts: [{ type: "text", text: "t" }],
-    }, user("u2")]),
+    req([user("q"), call("a"), result("a"), call("b"), result("a", "again"), result("b")]),
   );
-  assert.deepEqual(
-    out.messages.map((m) =>
-      m.parts.map((p) => p.type === "tool_result" ? `r:${p.callId}` : p.type)
-    ),
-    [
-      ["text"],
-      ["tool_call"],
-      ["r:a", "text"],
-      ["text"],
-      ["text"],
-    ],
-  );
+  assert.deepEqual(shape(out), ["u:t", "a:c.a", "u:r.a", "a:c.b", "u:r.b,t"]);
+  const text = out.messages[4].parts[1];
+  assert.equal(text.type === "text" && text.text, "Result of tool call a:\nagain");
 });
