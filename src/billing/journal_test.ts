@@ -2,6 +2,16 @@ import assert from "node:assert/strict";
 import { Journal } from "./journal.ts";
 import type { GenerationOpen, Store } from "../store/store.ts";
 
+const gen = (id: string): GenerationOpen => ({
+  id,
+  accountId: "acc",
+  keyId: "key",
+  endpoint: "chat",
+  model: "m",
+  stream: true,
+  hold: 1n,
+});
+
 Deno.test("journal: once stopped, a write in flight schedules no further step", async () => {
   let writes = 0;
   const store = {
@@ -10,15 +20,7 @@ Deno.test("journal: once stopped, a write in flight schedules no further step", 
       await new Promise((r) => setTimeout(r, 30));
     },
   } as unknown as Store;
-  const g: GenerationOpen = {
-    id: "gen_j",
-    accountId: "acc",
-    keyId: "key",
-    endpoint: "chat",
-    model: "m",
-    stream: true,
-    hold: 1n,
-  };
+  const g = gen("gen_j");
   const open = [{ g, created: new Date(Date.now() - 5_000) }];
   const journal = new Journal(store, () => open, (fn) => fn());
   journal.opened(g.id);
@@ -35,15 +37,6 @@ Deno.test("journal: closing says whether a write carried the generation, landed 
   const store = {
     journal: () => fail ? Promise.reject(new Error("answer lost")) : Promise.resolve(),
   } as unknown as Store;
-  const gen = (id: string): GenerationOpen => ({
-    id,
-    accountId: "acc",
-    keyId: "key",
-    endpoint: "chat",
-    model: "m",
-    stream: true,
-    hold: 1n,
-  });
   const [old, young, later] = [gen("gen_old"), gen("gen_young"), gen("gen_later")];
   const open = [
     { g: old, created: new Date(Date.now() - 5_000) },
