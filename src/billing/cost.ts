@@ -176,8 +176,9 @@ export const SEARCH_RESULT_TOKENS = 20_000;
  * The hold for a call before it runs: the prompt estimate at the dearest input price (prompt
  * or a cache write: any prompt token may be written to the cache) plus every allowed output
  * token at the dearest output price (completion, reasoning, audio, image), plus the web
- * searches the request allows. Rounded up; the real cost can only exceed it when the upstream reports more prompt
- * tokens than estimated or runs more searches than allowed (see README, "Spend safety").
+ * searches the request allows. Rounded up; the real cost can only exceed it when the upstream
+ * reports more prompt tokens than estimated or runs more searches than allowed (see README,
+ * "Spend safety").
  */
 export function estimateHold(
   promptTokens: number,

@@ -69,8 +69,9 @@ export function responseError(e: GatewayError): Obj {
 
 /**
  * An upstream response object for the client (pass-through): `id` is the generation's, as on
- * every route, `model` the requested slug (spec), `usage` gains `cost` and `cost_details`, and `output_text` — a field the spec lists
- * but the API leaves to its SDKs — is added when absent. A shallow copy; the rest untouched.
+ * every route, `model` the requested slug (spec), `usage` gains `cost` and `cost_details`, and
+ * `output_text` — a field the spec lists but the API leaves to its SDKs — is added when absent.
+ * A shallow copy; the rest untouched.
  */
 export function editUpstreamResponse(r: Obj, cost: CostReport, ctx: EncodeContext): Obj {
   const out: Obj = { ...r, id: ctx.id, model: ctx.model, usage: addCost(r.usage, cost) };
