@@ -93,13 +93,15 @@ export function textHold(
 const webSearchesMax = 1_000;
 
 /**
- * The web searches a request's tools allow. Anthropic's `web_search_*` server tool may state
+ * The web searches a request allows. Anthropic's `web_search_*` server tool may state
  * `max_uses`; responses' `web_search` tools cannot, so they are held at `DEFAULT_WEB_SEARCHES`
  * (and sent to an upstream that takes a cap with that cap).
  */
 export function webSearchAllowance(body: Record<string, unknown>): number {
-  if (!Array.isArray(body.tools)) return 0;
-  let n = 0;
+  // Chat's search option: as many as a search tool that names no cap.
+  const options = body.web_search_options;
+  let n = typeof options === "object" && options !== null ? DEFAULT_WEB_SEARCHES : 0;
+  if (!Array.isArray(body.tools)) return n;
   for (const t of body.tools) {
     const tool = t as { type?: unknown; max_uses?: unknown } | null;
     if (typeof tool?.type !== "string" || !tool.type.startsWith("web_search")) continue;

@@ -244,3 +244,47 @@ Deno.test("web search (responses, OpenAI): a model whose listing prices searches
     );
   });
 });
+
+Deno.test("web search (chat, anthropic upstream): web_search_options runs Claude's search tool, billed per search; a chat upstream gets the option as sent", async () => {
+  await withGateway(async (g) => {
+    const c = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    const ask = (model: string, n: number) =>
+      c.chat.completions.create({
+        model,
+        max_tokens: 64,
+        web_search_options: {
+          search_context_size: "low",
+          user_location: { type: "approximate", approximate: { city: "Kazan", country: "RU" } },
+        },
+        messages: [{ role: "user", content: `news? [[mock:tokens=3,searches=${n}]]` }],
+      }).withResponse();
+    const searched = await ask(CLAUDE, 2);
+    assert.equal(searched.data.choices[0].message.content, "tok0 tok1 tok2");
+    await g.mock.idle();
+    const call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "messages");
+    const tools = (call.body as { tools?: Record<string, unknown>[] }).tools;
+    assert.deepEqual(tools?.map((t) => [t.type, t.name]), [["web_search_20250305", "web_search"]]);
+    assert.deepEqual(tools?.[0].user_location, {
+      type: "approximate",
+      city: "Kazan",
+      country: "RU",
+    });
+    const plain = await ask(CLAUDE, 0);
+    assertSearchDebit(
+      await debitOf(g, searched.response.headers.get("x-generation-id")!),
+      await debitOf(g, plain.response.headers.get("x-generation-id")!),
+      searchesNano(g, 2),
+    );
+
+    // Same format upstream: the client's option passes through untouched.
+    await ask(GPT, 0);
+    await g.mock.idle();
+    const passed = g.mock.stats.calls.at(-1)!;
+    assert.equal(passed.protocol, "chat");
+    assert.deepEqual((passed.body as Record<string, unknown>).web_search_options, {
+      search_context_size: "low",
+      user_location: { type: "approximate", approximate: { city: "Kazan", country: "RU" } },
+    });
+  });
+});

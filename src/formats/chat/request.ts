@@ -16,6 +16,7 @@ import type {
   Tool,
   ToolChoice,
   ToolResultPart,
+  WebSearch,
 } from "../../events/text_request.ts";
 import { type ChatMessage, type ChatRequestBody, type NamedTool, toolName } from "./schema.ts";
 import { isObject } from "../json.ts";
@@ -23,6 +24,7 @@ import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
 import {
+  DEFAULT_WEB_SEARCHES,
   hasCacheMarks,
   isPdfDataUrl,
   isTextDataUrl,
@@ -32,6 +34,25 @@ import {
 type Obj = Record<string, unknown>;
 
 // ---- client body → internal ----------------------------------------------------------------
+
+/**
+ * Chat's `web_search_options` (OpenAI's search models; OpenRouter's web search) as the hosted
+ * search every other upstream runs: on a transcoded call a Claude model searches through its
+ * own tool rather than answering without the search the client asked for. Its
+ * `search_context_size` has no counterpart elsewhere and is left to chat upstreams.
+ */
+function webSearchOptionsToInternal(o: Obj): WebSearch {
+  const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
+  const loc = (o.user_location as Obj | null | undefined)?.approximate as Obj | null | undefined;
+  if (isObject(loc)) {
+    const where: NonNullable<WebSearch["userLocation"]> = {};
+    for (const k of ["city", "region", "country", "timezone"] as const) {
+      if (typeof loc[k] === "string" && loc[k] !== "") where[k] = loc[k] as string;
+    }
+    if (Object.keys(where).length > 0) out.userLocation = where;
+  }
+  return out;
+}
 
 /** A validated chat body → the internal request for catalogue model `model`. */
 export function toInternal(client: ChatRequestBody, model: string): TextRequest {
@@ -107,6 +128,9 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
   const extra = body as unknown as Record<string, unknown>;
   if (typeof extra.prompt_cache_key === "string") req.promptCacheKey = extra.prompt_cache_key;
   if (typeof extra.verbosity === "string") req.verbosity = extra.verbosity;
+  if (isObject(extra.web_search_options)) {
+    req.webSearch = webSearchOptionsToInternal(extra.web_search_options);
+  }
   return req;
 }
 
