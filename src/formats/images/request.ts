@@ -129,7 +129,14 @@ export function parseImagesRequest(
 
   const quality = optString(body, "quality");
   if (quality !== undefined && QUALITY_LEVELS.includes(quality)) {
-    checkAllowed("quality", quality, caps?.qualities, slug);
+    if (caps?.qualities) checkAllowed("quality", quality, caps.qualities, slug);
+    else if (caps?.aspect_ratios || caps?.resolutions) {
+      // Described, and without quality levels: the model has no such setting (rule 2).
+      throw paramsInvalid(
+        `quality ${JSON.stringify(quality)} is not supported by ${slug}: it takes no quality ` +
+          `level (allowed values: none); leave quality out or set "auto"`,
+      );
+    }
   }
 
   const rf = body.response_format ?? "b64_json";

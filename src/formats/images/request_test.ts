@@ -72,6 +72,17 @@ Deno.test("images request: values checked against described capabilities, listin
     /"1K", "2K", "4K"/,
   );
   assert.equal(parse({ model: seedream, prompt: "x", resolution: "2K" }).params.resolution, "2K");
+  // Described without quality levels: low/medium/high have nothing to select; auto and values
+  // outside the three are passed on.
+  for (const quality of ["low", "medium", "high"]) {
+    fails(
+      { model: seedream, prompt: "x", quality },
+      "IMAGE_PARAMS_INVALID",
+      /takes no quality level \(allowed values: none\)/,
+    );
+  }
+  assert.equal(parse({ model: seedream, prompt: "x", quality: "auto" }).params.quality, "auto");
+  assert.equal(parse({ model: seedream, prompt: "x", quality: "hd" }).params.quality, "hd");
   const flux = "black-forest-labs/flux.2-pro";
   fails(
     { model: flux, prompt: "x", output_format: "webp" },
