@@ -91,6 +91,22 @@ const EMBEDDING_DIMENSIONS: Record<string, number> = {
   "sentence-transformers/paraphrase-minilm-l6-v2": 384,
   "thenlper/gte-base": 768,
   "thenlper/gte-large": 1024,
+  // Voyage's default size; the listing states the others it makes (DIMENSION_OPTIONS).
+  "voyageai/voyage-4": 1024,
+  "voyageai/voyage-4-large": 1024,
+  "voyageai/voyage-4-lite": 1024,
+  "voyageai/voyage-code-4": 1024,
+};
+
+/**
+ * Models that make vectors of a few sizes only (Matryoshka sizes, as their listing states):
+ * `dimensions` must name one of them.
+ */
+const DIMENSION_OPTIONS: Record<string, number[]> = {
+  "voyageai/voyage-4": [2048, 1024, 512, 256],
+  "voyageai/voyage-4-large": [2048, 1024, 512, 256],
+  "voyageai/voyage-4-lite": [2048, 1024, 512, 256],
+  "voyageai/voyage-code-4": [2048, 1024, 512, 256],
 };
 
 /**
@@ -98,7 +114,11 @@ const EMBEDDING_DIMENSIONS: Record<string, number> = {
  * reduced dimensionality"). Others may shorten vectors through their own field names, which
  * the embeddings endpoint does not translate, so they are not claimed here.
  */
-const REDUCIBLE = new Set(["openai/text-embedding-3-large", "openai/text-embedding-3-small"]);
+const REDUCIBLE = new Set([
+  "openai/text-embedding-3-large",
+  "openai/text-embedding-3-small",
+  ...Object.keys(DIMENSION_OPTIONS),
+]);
 
 export interface BuiltCatalogue {
   /** Formatted JSON text of catalogue/models.json. */
@@ -203,6 +223,7 @@ function embeddingEntry(m: UpstreamModel): SeedModel {
     ...seedEntry(m),
     ...(dimensions ? { dimensions } : {}),
     reducible_dimensions: REDUCIBLE.has(base),
+    ...(DIMENSION_OPTIONS[base] ? { dimension_options: DIMENSION_OPTIONS[base] } : {}),
   };
 }
 

@@ -47,6 +47,8 @@ const seedModelSchema = z.object({
   max_completion_tokens: z.number().int().positive().nullable(),
   dimensions: z.number().int().positive().optional(),
   reducible_dimensions: z.boolean().optional(),
+  /** The only sizes a reducible model makes, where it makes a few (Voyage's). */
+  dimension_options: z.array(z.number().int().positive()).optional(),
   image: imageSchema.optional(),
   /**
    * Reasoning the model cannot turn off (the snapshot's `reasoning.mandatory`), and the

@@ -80,7 +80,15 @@ export function parseEmbeddingsRequest(
         );
       }
       delete out.dimensions; // the native size: nothing to ask the provider for
-    } else if (model.dimensions !== undefined && (d as number) > model.dimensions) {
+    } else if (model.dimension_options && !model.dimension_options.includes(d as number)) {
+      throw invalid(
+        `model ${JSON.stringify(slug)} makes vectors of ${
+          model.dimension_options.join(", ")
+        } numbers; dimensions must be one of them`,
+      );
+    } else if (
+      !model.dimension_options && model.dimensions !== undefined && (d as number) > model.dimensions
+    ) {
       throw invalid(`dimensions must be at most ${model.dimensions} for this model`);
     }
   }

@@ -97,6 +97,19 @@ Deno.test("embeddings request: encoding_format and dimensions", () => {
     extra: 1,
   });
   fails({ model: "baai/bge-base-en-v1.5", input: "x", user: 5 }, "INVALID_REQUEST");
+  // Voyage makes its Matryoshka sizes only, larger than its default included.
+  for (const dimensions of [256, 2048]) {
+    const v = parseEmbeddingsRequest(
+      { model: "voyageai/voyage-4", input: "x", dimensions },
+      catalogue,
+    );
+    assert.equal(v.body.dimensions, dimensions);
+  }
+  fails(
+    { model: "voyageai/voyage-4-lite", input: "x", dimensions: 300 },
+    "INVALID_REQUEST",
+    /2048, 1024, 512, 256 numbers; dimensions must be one of them/,
+  );
 });
 
 Deno.test("embeddings request: a token-id document past the model's context is refused", () => {
