@@ -240,6 +240,7 @@ export function decodeAndRoute(
   const asked = format.toInternal(body, model.id);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
+  capBodyOutput(body, model.max_completion_tokens);
   const stopOrOther = format.upstreamsFor(body);
   const need = stopOrOther?.stopSequences && !model.supported_parameters.includes("stop")
     ? undefined
@@ -404,6 +405,21 @@ function fitToModel(req: TextRequest, model: CatalogueModel): TextRequest {
   const cap = model.max_completion_tokens;
   if (cap && req.maxTokens !== undefined && req.maxTokens > cap) req.maxTokens = cap;
   return req;
+}
+
+/** Every client format's name for the output limit. */
+const OUTPUT_LIMIT_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_tokens"];
+
+/**
+ * The body a pass-through sends asks for no more output than the model's stated cap, as the
+ * internal form does (`fitToModel`): OpenAI answers 400 to a chat `max_tokens` above it
+ * (gpt-4o-mini takes 16 384), which the spec's limit, below the context length, allows.
+ */
+function capBodyOutput(body: Record<string, unknown>, cap: number | null | undefined) {
+  if (!cap) return;
+  for (const f of OUTPUT_LIMIT_FIELDS) {
+    if (typeof body[f] === "number" && (body[f] as number) > cap) body[f] = cap;
+  }
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {

@@ -149,3 +149,39 @@ for (const model of ["openai/gpt-5.1", "anthropic/claude-sonnet-4.5"]) {
       }
     }));
 }
+
+Deno.test("output limit: a limit above the model's output cap (below its context) is sent at the cap, passed through or transcoded", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-4o-mini";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    const c = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    for (const field of ["max_tokens", "max_completion_tokens"] as const) {
+      const r = await c.chat.completions.create({
+        model,
+        [field]: 100_000,
+        messages: [{ role: "user", content: "hi [[mock:tokens=3]]" }],
+      });
+      assert.equal(r.choices[0].finish_reason, "stop");
+      await g.mock.idle();
+      assert.equal(g.mock.stats.calls.at(-1)!.protocol, "chat");
+      assert.equal(sent(g).max_completion_tokens ?? sent(g).max_tokens, cap, field);
+    }
+    const r = await c.responses.create({
+      model,
+      max_output_tokens: 100_000,
+      input: "hi [[mock:tokens=3]]",
+    });
+    assert.equal(r.status, "completed");
+    await g.mock.idle();
+    assert.equal(sent(g).max_output_tokens, cap);
+    // Transcoded to a messages upstream: the same cap, in Anthropic's field.
+    const claude = "anthropic/claude-sonnet-4.5";
+    const claudeCap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(claude)!);
+    await c.chat.completions.create({
+      model: claude,
+      max_tokens: 150_000,
+      messages: [{ role: "user", content: "hi [[mock:tokens=3]]" }],
+    });
+    await g.mock.idle();
+    assert.equal(sent(g).max_tokens, claudeCap);
+  }));
