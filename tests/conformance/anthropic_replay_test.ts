@@ -158,7 +158,7 @@ for (const name of files.filter((f) => f.endsWith(".sse") && !f.includes(".fragm
 }
 
 for (const name of files.filter((f) => f.endsWith(".sse") && !f.includes(".fragment."))) {
-  Deno.test(`anthropic replay: ${name} passes through byte for byte but message_start's model and the message_delta`, () => {
+  Deno.test(`anthropic replay: ${name} passes through byte for byte but message_start's id and model and the message_delta`, () => {
     const sse = read(name);
     const decoder = createMessagesDecoder();
     const pt = createMessagesPassThrough({ id: "gen-1", model: "anthropic/claude", created: 0 });
@@ -172,13 +172,14 @@ for (const name of files.filter((f) => f.endsWith(".sse") && !f.includes(".fragm
     out += pt.end(cost);
     const at = (s: string) => s.indexOf("event: message_delta");
     const next = (s: string) => s.indexOf("\n\n", at(s)) + 2;
-    // message_start names the requested slug; everything else in it is the upstream's.
+    // message_start carries the generation id and names the requested slug; everything else in
+    // it is the upstream's.
     const startEnd = (s: string) => s.indexOf("\n\n", s.indexOf("event: message_start")) + 2;
     const startOf = (s: string) => JSON.parse(s.slice(0, startEnd(s)).split("data: ")[1]);
     const start = startOf(sse);
     assert.deepEqual(startOf(out), {
       ...start,
-      message: { ...start.message, model: "anthropic/claude" },
+      message: { ...start.message, id: "gen-1", model: "anthropic/claude" },
     });
     assert.equal(out.slice(startEnd(out), at(out)), sse.slice(startEnd(sse), at(sse)));
     assert.equal(out.slice(next(out)), sse.slice(next(sse)));

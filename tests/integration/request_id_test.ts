@@ -29,6 +29,15 @@ Deno.test("request ids: the SDKs' request id is the generation id, on answers an
       messages: [{ role: "user", content: "Hi [[mock:tokens=1]]" }],
     }).withResponse();
     assert.equal(msg.request_id, msg.response.headers.get("x-generation-id"));
+    // Passed through from Anthropic, the message's own id is the generation's too.
+    assert.equal(msg.data.id, msg.request_id);
+    const streamed = anthropic.messages.stream({
+      model: "anthropic/claude-sonnet-4.5",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "Hi [[mock:tokens=1]]" }],
+    });
+    const final = await streamed.finalMessage();
+    assert.equal(final.id, (await streamed.withResponse()).response.headers.get("x-generation-id"));
 
     // An upstream failure after the hold: the error names the generation too.
     const err = await anthropic.messages.create({

@@ -413,9 +413,9 @@ const ZERO_USAGE = toMessagesUsage({});
 
 /**
  * The upstream's SSE text goes out untouched except `message_delta`, which is held back and
- * released by `end` with `usage.cost` and `usage.cost_details` added (the only frame
- * re-serialised), followed by whatever came after it (`message_stop`). `message_start` names
- * the requested slug, as the body and every other stream do (a client that reuses `model`
+ * released by `end` with `usage.cost` and `usage.cost_details` added, followed by whatever
+ * came after it (`message_stop`). `message_start` carries the generation id and names the
+ * requested slug, as the body and every other stream do (a client that reuses `model`
  * must get a name the gateway takes), with zero usage where the upstream gave none. An
  * upstream `event: error` is not forwarded: `end` writes the gateway's own, sanitised one.
  */
@@ -449,7 +449,7 @@ export function createMessagesPassThrough(ctx: EncodeContext): PassThroughEncode
           const m = message as Record<string, unknown>;
           return frame("message_start", {
             ...start,
-            message: { ...m, model: ctx.model, usage: m.usage ?? ZERO_USAGE },
+            message: { ...m, id: ctx.id, model: ctx.model, usage: m.usage ?? ZERO_USAGE },
           });
         }
       }
@@ -487,9 +487,10 @@ function joinDeltas(first: string, later: string): string {
   return JSON.stringify({ ...a, ...b, delta, usage: b.usage ?? a.usage });
 }
 
-/** The upstream message with the requested slug as `model` and the cost in its usage. */
+/** The upstream message with the generation id, the requested slug and the cost in its usage. */
 export const messagesPassThroughBody: PassThroughBody = (body, cost, ctx) => ({
   ...body,
+  id: ctx.id,
   model: ctx.model,
   usage: usageWithCost(cost, body.usage),
 });

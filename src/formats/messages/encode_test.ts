@@ -287,7 +287,7 @@ function passThrough(sse: string): string {
 }
 
 for (const scenario of ["text", "thinking", "tool_use", "cache_usage"]) {
-  Deno.test(`pass-through: ${scenario} is byte-exact except message_start (the slug) and message_delta, which gains the cost and any token count it lacks`, () => {
+  Deno.test(`pass-through: ${scenario} is byte-exact except message_start (the id and slug) and message_delta, which gains the cost and any token count it lacks`, () => {
     const sse = read(`${scenario}.sse`);
     const out = passThrough(sse);
     /** message_start, what lies between, message_delta, the rest. */
@@ -301,7 +301,10 @@ for (const scenario of ["text", "thinking", "tool_use", "cache_usage"]) {
     const [startIn, beforeIn, deltaIn, afterIn] = cut(sse);
     const [startOut, beforeOut, deltaOut, afterOut] = cut(out);
     const start = data(startIn);
-    assert.deepEqual(data(startOut), { ...start, message: { ...start.message, model: ctx.model } });
+    assert.deepEqual(data(startOut), {
+      ...start,
+      message: { ...start.message, id: ctx.id, model: ctx.model },
+    });
     assert.equal(beforeOut, beforeIn);
     assert.equal(afterOut, afterIn);
     const dataIn = JSON.parse(deltaIn.slice(deltaIn.indexOf("data: ") + 6));
@@ -336,11 +339,13 @@ Deno.test("pass-through: an upstream error is replaced by the gateway's own erro
   assert.match(cut, /event: error\ndata: \{"type":"error","error":\{"type":"api_error",/);
 });
 
-Deno.test("pass-through body: model is the requested slug, usage gains the cost, rest untouched", () => {
+Deno.test("pass-through body: the generation's id, the requested slug, usage with the cost, rest untouched", () => {
   const upstream = JSON.parse(read("body_thinking_tool_use.json"));
   const out = messagesPassThroughBody(upstream, costOf({}, 2), ctx);
+  assert.notEqual(upstream.id, ctx.id);
   assert.deepEqual(out, {
     ...upstream,
+    id: ctx.id,
     model: ctx.model,
     usage: { ...upstream.usage, cost: 2, cost_details: costOf({}, 2).details },
   });
