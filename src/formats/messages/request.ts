@@ -751,16 +751,38 @@ function imageOut(p: ImagePart): Record<string, unknown> | null {
     if (!/^https?:\/\//i.test(p.url)) return null;
     return { type: "image", source: { type: "url", url: p.url }, ...cacheOut(p.cacheControl) };
   }
-  const mediaType = m[1] || "application/octet-stream";
   const payload = p.url.slice(m[0].length);
-  const data = m[3] ? payload : base64OfText(decodeURIComponent(payload));
-  const type = mediaType === "application/pdf" ? "document" : "image";
+  // Base64 as clients send it may carry line breaks or spaces, which Anthropic refuses.
+  const data = m[3] ? payload.replace(/\s+/g, "") : base64OfText(decodeURIComponent(payload));
+  const declared = m[1] || "application/octet-stream";
+  const type = declared === "application/pdf" ? "document" : "image";
+  const mediaType = type === "image" ? imageMediaType(declared, data) : declared;
   return {
     type,
     source: { type: "base64", media_type: mediaType, data },
     ...(type === "document" && p.filename ? { title: p.filename } : {}),
     ...cacheOut(p.cacheControl),
   };
+}
+
+/** Leading base64 of the four image types Anthropic takes, by their magic bytes. */
+const IMAGE_MAGIC: [prefix: string, type: string][] = [
+  ["iVBORw0KGgo", "image/png"],
+  ["/9j/", "image/jpeg"],
+  ["R0lGOD", "image/gif"],
+];
+
+/**
+ * The media type Anthropic is told for an image: what its bytes are, where they say (it
+ * refuses a declared type the bytes contradict, and OpenAI takes `image/jpg`, which Anthropic
+ * does not), else the declared one with `jpg` spelled as Anthropic takes it.
+ */
+export function imageMediaType(declared: string, base64: string): string {
+  for (const [prefix, type] of IMAGE_MAGIC) if (base64.startsWith(prefix)) return type;
+  // RIFF....WEBP: "UklGR" then four bytes of size, then "WEBP" ("V0VCUA" at base64 offset 11).
+  if (base64.startsWith("UklGR") && base64.slice(11, 16) === "XRUJQ") return "image/webp";
+  const t = declared.toLowerCase();
+  return t === "image/jpg" || t === "image/pjpeg" ? "image/jpeg" : t;
 }
 
 /** Anthropic's web search server tool, capped at what the hold was sized for. */

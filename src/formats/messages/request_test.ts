@@ -496,6 +496,30 @@ Deno.test("fromInternal: images from data URLs and http URLs", () => {
   ]);
 });
 
+Deno.test("fromInternal: an image's media type is what its bytes are, jpg spelled jpeg, base64 without spaces", () => {
+  const sent = (url: string) => {
+    const body = fromInternal(
+      req({ messages: [{ role: "user", parts: [{ type: "image", url }] }] }),
+      UPSTREAM,
+    );
+    return (body.messages as { content: { source: Record<string, string> }[] }[])[0].content[0]
+      .source;
+  };
+  // OpenAI takes image/jpg; Anthropic only image/jpeg, and refuses a type the bytes contradict.
+  assert.equal(sent("data:image/jpg;base64,/9j/4AAQ").media_type, "image/jpeg");
+  assert.equal(sent("data:image/jpeg;base64,iVBORw0KGgoAAAA").media_type, "image/png");
+  assert.equal(sent("data:image/png;base64,R0lGODlhAQAB").media_type, "image/gif");
+  assert.equal(sent("data:image/png;base64,UklGRhAAAABXRUJQVlA4").media_type, "image/webp");
+  // Bytes of no known kind: the declared type, spelled as Anthropic takes it.
+  assert.equal(sent("data:image/JPG;base64,AAAA").media_type, "image/jpeg");
+  assert.equal(sent("data:image/webp;base64,AAAA").media_type, "image/webp");
+  assert.deepEqual(sent("data:image/png;base64, iVBORw0K\nGgoAAAA "), {
+    type: "base64",
+    media_type: "image/png",
+    data: "iVBORw0KGgoAAAA",
+  });
+});
+
 Deno.test("fromInternal: reasoning keeps only Anthropic's own (signed or redacted) blocks", () => {
   const body = fromInternal(
     req({
