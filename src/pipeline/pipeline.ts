@@ -298,14 +298,19 @@ const STOP_LIMIT: Partial<Record<Protocol, number>> = { "openai-chat": 4, "opena
 
 /**
  * A transcoded call's stop sequences for one upstream protocol: those it takes go in the body
- * (so the model stops there itself), and past its limit the gateway keeps them all, as it does
- * for a model that takes none (`keptStop`).
+ * (so the model stops there itself), and past its limit, or where it refuses one, the gateway
+ * keeps them all, as it does for a model that takes none (`keptStop`).
  */
 function stopsFor(
   call: TextCall,
   protocol: Protocol,
 ): { request: TextRequest; keptStop?: string[] } {
   const stop = call.request.stop;
+  // Anthropic refuses a stop sequence of whitespace alone ("\n" is common from chat clients):
+  // its encoder leaves those out, and the gateway keeps them all.
+  if (protocol === "anthropic-messages" && stop?.some((s) => s.trim() === "")) {
+    return { request: call.request, keptStop: stop };
+  }
   const limit = STOP_LIMIT[protocol];
   if (!stop?.length || limit === undefined || stop.length <= limit) {
     return { request: call.request, keptStop: call.keptStop };

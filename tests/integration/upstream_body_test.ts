@@ -389,6 +389,32 @@ Deno.test("more stop sequences than OpenAI's chat API takes: the first four go u
   });
 });
 
+Deno.test("stop sequences of whitespace alone, which Anthropic refuses: kept by the gateway on a Claude model, the others sent", async () => {
+  await withGateway(async (g) => {
+    const client = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    const ask = (stream: boolean) =>
+      client.chat.completions.create({
+        model: "anthropic/claude-sonnet-4.5",
+        max_tokens: 50,
+        stop: ["\n", "tok9", " "],
+        stream,
+        messages: [{ role: "user", content: "Count [[mock:tokens=6]]" }],
+      });
+    const r = await ask(false) as OpenAI.ChatCompletion;
+    assert.equal(r.choices[0].message.content, "tok0");
+    assert.equal(r.choices[0].finish_reason, "stop");
+    await g.mock.idle();
+    const call = g.mock.stats.calls.at(-1)!;
+    assert.equal(call.protocol, "messages");
+    assert.deepEqual((call.body as { stop_sequences?: unknown }).stop_sequences, ["tok9"]);
+    let text = "";
+    for await (const c of await ask(true) as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+      text += c.choices[0]?.delta?.content ?? "";
+    }
+    assert.equal(text, "tok0");
+  });
+});
+
 Deno.test("a responses client's prompt_cache_key turns on Claude's automatic prompt caching", async () => {
   await withGateway(async (g) => {
     const res = await fetch(`${g.url}/v1/responses`, {
