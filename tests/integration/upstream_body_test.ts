@@ -582,3 +582,53 @@ Deno.test("a responses history with an unpaired tool output and an unanswered ca
     assert.match(text, /Result of tool call call_lost:\\nlost output/);
   });
 });
+
+Deno.test("cache marks on whole messages, tool calls and tools: dropped for OpenAI, which refuses them; kept for Claude", async () => {
+  await withGateway(async (g) => {
+    const mark = { type: "ephemeral" };
+    const body = (model: string) => ({
+      model,
+      max_tokens: 20,
+      tools: [{
+        type: "function",
+        function: { name: "f", parameters: { type: "object" } },
+        cache_control: mark,
+      }],
+      messages: [
+        { role: "system", content: "Be brief.", cache_control: mark },
+        { role: "user", content: "call f" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "c1",
+            type: "function",
+            function: { name: "f", arguments: "{}" },
+            cache_control: mark,
+          }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "ok", cache_control: mark },
+        { role: "user", content: "thanks [[mock:tokens=1]]" },
+      ],
+    });
+    const post = async (model: string) => {
+      const res = await fetch(`${g.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body(model)),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      return JSON.stringify(g.mock.stats.calls.at(-1)!.body);
+    };
+    assert.ok(!(await post("openai/gpt-4o-mini")).includes("cache_control"));
+    const claude = JSON.parse(await post("anthropic/claude-sonnet-4.5"));
+    assert.deepEqual(claude.system.at(-1).cache_control, mark);
+    assert.deepEqual(claude.tools[0].cache_control, mark);
+    const results = claude.messages.find((m: { content: { type: string }[] }) =>
+      Array.isArray(m.content) && m.content.some((b) => b.type === "tool_result")
+    );
+    assert.deepEqual(results.content[0].cache_control, mark);
+  });
+});

@@ -99,6 +99,15 @@ export function toInternal(client: ChatRequestBody, model: string): TextRequest 
         throw new Error(`unknown role ${JSON.stringify(never)}`);
       }
     }
+    // A mark on the whole message (as `@ai-sdk/openai-compatible` clients put it) ends the
+    // cached prefix at its last part, where the messages format puts one.
+    const mark = cacheControl((m as { cache_control?: unknown }).cache_control);
+    const last = m.role === "function"
+      ? undefined
+      : m.role === "system" || m.role === "developer"
+      ? system.at(-1)
+      : messages.at(-1)?.parts.at(-1);
+    if (mark && last && last.type !== "reasoning" && !last.cacheControl) last.cacheControl = mark;
   }
 
   const req: TextRequest = { model, system, messages, stream: body.stream === true };
@@ -615,16 +624,25 @@ const OPENROUTER_ONLY = [
   "top_a",
   "min_p",
   "repetition_penalty",
+  "cache_control",
 ];
-/** The same on messages: earlier turns' reasoning (OpenRouter's, DeepSeek's). */
-const OPENROUTER_MESSAGE_ONLY = ["reasoning", "reasoning_content", "reasoning_details"];
+/**
+ * The same on messages: earlier turns' reasoning (OpenRouter's, DeepSeek's), and a cache mark
+ * on the whole message (as `@ai-sdk/openai-compatible` clients put it).
+ */
+const OPENROUTER_MESSAGE_ONLY = [
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "cache_control",
+];
 
 /**
  * A chat body for an upstream that speaks only OpenAI's dialect (not OpenRouter): what has an
  * OpenAI equivalent is translated (`reasoning.effort` → `reasoning_effort`, `max_tokens` →
  * `max_completion_tokens`, which every OpenAI chat model takes and its reasoning models
- * require), the rest of OpenRouter's extensions and the `cache_control` marks on parts are
- * dropped. Edits `body` (the upstream's own copy); the messages are copied where they change.
+ * require), the rest of OpenRouter's extensions and the `cache_control` marks (on parts,
+ * messages, tool calls and tools) are dropped. Edits `body` (the upstream's own copy); the messages are copied where they change.
  */
 export function toOpenAIDialect(body: Obj): void {
   const r = body.reasoning;
@@ -637,6 +655,7 @@ export function toOpenAIDialect(body: Obj): void {
     body.max_completion_tokens ??= body.max_tokens;
     delete body.max_tokens;
   }
+  if (Array.isArray(body.tools) && body.tools.some(marked)) body.tools = body.tools.map(unmarked);
   // Most bodies carry neither: the messages are copied only when one does.
   if (!Array.isArray(body.messages) || !body.messages.some(needsDialect)) return;
   body.messages = body.messages.map((m) => {
@@ -646,24 +665,30 @@ export function toOpenAIDialect(body: Obj): void {
       out = { ...m };
       for (const k of OPENROUTER_MESSAGE_ONLY) delete out[k];
     }
-    if (Array.isArray(m.content) && m.content.some((p) => isObject(p) && "cache_control" in p)) {
-      out = {
-        ...out,
-        content: m.content.map((p) => {
-          if (!isObject(p) || !("cache_control" in p)) return p;
-          const { cache_control: _, ...rest } = p;
-          return rest;
-        }),
-      };
+    if (Array.isArray(m.content) && m.content.some(marked)) {
+      out = { ...out, content: m.content.map(unmarked) };
+    }
+    if (Array.isArray(m.tool_calls) && m.tool_calls.some(marked)) {
+      out = { ...out, tool_calls: m.tool_calls.map(unmarked) };
     }
     return out;
   });
 }
 
+/** Carries a cache mark, which OpenAI refuses wherever it is (it caches by prefix itself). */
+const marked = (x: unknown) => isObject(x) && "cache_control" in x;
+
+function unmarked(x: unknown): unknown {
+  if (!marked(x)) return x;
+  const { cache_control: _, ...rest } = x as Obj;
+  return rest;
+}
+
 function needsDialect(m: unknown): boolean {
   return isObject(m) && (
     OPENROUTER_MESSAGE_ONLY.some((k) => k in m) ||
-    (Array.isArray(m.content) && m.content.some((p) => isObject(p) && "cache_control" in p))
+    (Array.isArray(m.content) && m.content.some(marked)) ||
+    (Array.isArray(m.tool_calls) && m.tool_calls.some(marked))
   );
 }
 

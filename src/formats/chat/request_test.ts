@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { TextRequest } from "../../events/text_request.ts";
+import type { Part, TextRequest } from "../../events/text_request.ts";
 import {
   fromInternal,
   passThroughRequest,
@@ -148,6 +148,29 @@ Deno.test("toInternal: sampling, format, reasoning and cache_control are carried
   });
   assert.deepEqual(req.reasoning, { effort: "low", budgetTokens: 2048 });
   assert.equal(req.stream, false);
+});
+
+Deno.test("toInternal: a cache mark on a whole message marks its last part, system and tool results too", () => {
+  const mark = { type: "ephemeral" };
+  const r = internal({
+    model: "m",
+    messages: [
+      { role: "system", content: "You are brief.", cache_control: mark },
+      {
+        role: "user",
+        content: [{ type: "text", text: "a" }, { type: "text", text: "b" }],
+        cache_control: mark,
+      },
+      { role: "assistant", content: null, tool_calls: [call("c1", "f")] },
+      { role: "tool", tool_call_id: "c1", content: "done", cache_control: mark },
+      { role: "user", content: "plain" },
+    ],
+  });
+  assert.deepEqual(r.system, [{ type: "text", text: "You are brief.", cacheControl: mark }]);
+  const markOf = (p: Part) => "cacheControl" in p ? p.cacheControl : undefined;
+  assert.deepEqual(r.messages[0].parts.map(markOf), [undefined, mark]);
+  assert.deepEqual(markOf(r.messages[2].parts[0]), mark);
+  assert.equal(markOf(r.messages[3].parts[0]), undefined);
 });
 
 Deno.test("toInternal: a bare reasoning object enables reasoning; absent means none", () => {
@@ -373,13 +396,28 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
     provider: { order: ["openai"] },
     max_tokens: 100,
     temperature: 0.5,
+    cache_control: { type: "ephemeral" },
+    tools: [
+      { type: "function", function: { name: "f" }, cache_control: { type: "ephemeral" } },
+    ],
     messages: [
       {
         role: "system",
         content: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
       },
-      { role: "user", content: "hi" },
+      { role: "user", content: "hi", cache_control: { type: "ephemeral" } },
       { role: "assistant", content: "hello", reasoning: "thought", reasoning_details: [] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{
+          id: "c1",
+          type: "function",
+          function: { name: "f", arguments: "{}" },
+          cache_control: { type: "ephemeral" },
+        }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "ok" },
       { role: "user", content: [{ type: "text", text: "again" }] },
     ],
   };
@@ -392,10 +430,17 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
     reasoning_effort: "high",
     max_completion_tokens: 100,
     temperature: 0.5,
+    tools: [{ type: "function", function: { name: "f" } }],
     messages: [
       { role: "system", content: [{ type: "text", text: "Be brief." }] },
       { role: "user", content: "hi" },
       { role: "assistant", content: "hello" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "ok" },
       { role: "user", content: [{ type: "text", text: "again" }] },
     ],
   });
