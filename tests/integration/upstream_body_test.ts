@@ -632,3 +632,32 @@ Deno.test("cache marks on whole messages, tool calls and tools: dropped for Open
     assert.deepEqual(results.content[0].cache_control, mark);
   });
 });
+
+Deno.test("a responses body with OpenRouter's extensions reaches OpenAI without them (it refuses each as unknown)", async () => {
+  await withGateway(async (g) => {
+    const post = async (model: string) => {
+      const res = await fetch(`${g.baseURL}/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          input: "hi [[mock:tokens=1]]",
+          usage: { include: true },
+          provider: { sort: "price" },
+          top_k: 3,
+          reasoning: { effort: "low", max_tokens: 512 },
+        }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      return g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
+    };
+    const openai = await post("openai/gpt-5.1");
+    assert.deepEqual(
+      ["usage", "provider", "top_k"].filter((k) => k in openai),
+      [],
+    );
+    assert.deepEqual(openai.reasoning, { effort: "low" });
+  });
+});

@@ -14,6 +14,7 @@ export {
   nativeToolsOnly,
   passThroughRequest,
   toInternal,
+  toOpenAIResponsesDialect,
   upstreamsFor,
   withoutClientToolSearch,
 } from "./request.ts";

@@ -57,7 +57,7 @@ import type {
 import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
 import { forOpenAI } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
-import { strings } from "../json.ts";
+import { isObject, strings } from "../json.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -498,6 +498,39 @@ export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: 
     out.input = input.filter((i) => !unsendableReasoning(i));
   }
   return out;
+}
+
+/**
+ * OpenRouter's extensions of the request, which OpenAI's responses API refuses as unknown
+ * parameters (400): clients of a gateway that speaks OpenRouter's dialect send them to any
+ * model. Its own `reasoning` keeps only what OpenAI takes (OpenRouter's `max_tokens`,
+ * `enabled` and `exclude` have no counterpart there).
+ */
+const OPENROUTER_ONLY = [
+  "usage",
+  "provider",
+  "plugins",
+  "transforms",
+  "models",
+  "route",
+  "top_k",
+  "top_a",
+  "min_p",
+  "repetition_penalty",
+  "include_reasoning",
+  "cache_control",
+];
+const OPENAI_REASONING = ["effort", "summary", "generate_summary"];
+
+/** A pass-through body for OpenAI's own responses API (not OpenRouter's): its dialect only. */
+export function toOpenAIResponsesDialect(body: Obj): void {
+  for (const k of OPENROUTER_ONLY) delete body[k];
+  const r = body.reasoning;
+  if (isObject(r) && Object.keys(r).some((k) => !OPENAI_REASONING.includes(k))) {
+    body.reasoning = Object.fromEntries(
+      Object.entries(r).filter(([k]) => OPENAI_REASONING.includes(k)),
+    );
+  }
 }
 
 function unsendableReasoning(item: InputItem): boolean {

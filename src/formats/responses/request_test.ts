@@ -5,6 +5,7 @@ import {
   fromInternal,
   passThroughRequest,
   toInternal,
+  toOpenAIResponsesDialect,
   upstreamsFor,
 } from "./request.ts";
 import { validateResponsesRequest } from "./schema.ts";
@@ -706,4 +707,27 @@ Deno.test("fromInternal: no tool choice or parallel_tool_calls without tools (Op
   }, "up");
   assert.equal(withTool.tool_choice, "required");
   assert.equal(withTool.parallel_tool_calls, false);
+});
+
+Deno.test("toOpenAIResponsesDialect: OpenRouter's extensions dropped, reasoning kept to what OpenAI takes", () => {
+  const body: Record<string, unknown> = {
+    model: "gpt-5.1",
+    input: "hi",
+    usage: { include: true },
+    provider: { order: ["openai"] },
+    plugins: [{ id: "web" }],
+    top_k: 4,
+    reasoning: { effort: "low", max_tokens: 2000, exclude: true, summary: "auto" },
+    temperature: 0.2,
+  };
+  toOpenAIResponsesDialect(body);
+  assert.deepEqual(body, {
+    model: "gpt-5.1",
+    input: "hi",
+    reasoning: { effort: "low", summary: "auto" },
+    temperature: 0.2,
+  });
+  const own = { model: "m", reasoning: { effort: "high" } };
+  toOpenAIResponsesDialect(own);
+  assert.deepEqual(own, { model: "m", reasoning: { effort: "high" } });
 });

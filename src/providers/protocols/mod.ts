@@ -128,7 +128,7 @@ const openaiResponses: UpstreamProtocol = {
         responses.allowedToolsAsSubset(b);
         responses.withoutClientToolSearch(b);
       })
-      : standardTier(body),
+      : (standardTier(body), responses.toOpenAIResponsesDialect(body)),
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
   decodeError: responses.decodeResponsesError,
