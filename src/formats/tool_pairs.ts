@@ -8,13 +8,19 @@
  * call left unanswered is answered as not run.
  */
 import type { Message, Part, TextRequest, ToolResultPart } from "../events/text_request.ts";
+import { withUniqueToolIds } from "./tool_ids.ts";
 
 /** What an unanswered call is told: the client never sent its result. */
 export const NO_RESULT = "No result: the call was not completed.";
 
-/** The request with its tool calls and results paired; the request itself when they are. */
-export function withPairedToolTurns(req: TextRequest): TextRequest {
-  if (!req.messages.some((m) => m.parts.some(isToolPart)) || paired(req.messages)) return req;
+/**
+ * The request with its tool calls and results paired, each call's id used once
+ * (`withUniqueToolIds`); the request itself when they are.
+ */
+export function withPairedToolTurns(request: TextRequest): TextRequest {
+  if (!request.messages.some((m) => m.parts.some(isToolPart))) return request;
+  const req = withUniqueToolIds(request);
+  if (paired(req.messages)) return req;
   return { ...req, messages: pair(req.messages) };
 }
 

@@ -181,3 +181,64 @@ Deno.test("tool pairs: an earlier turn's call answered again is text", () => {
   const text = out.messages[4].parts[1];
   assert.equal(text.type === "text" && text.text, "Result of tool call a:\nagain");
 });
+
+Deno.test("tool ids: ids that restart with every answer are made unique, their results renamed with them", () => {
+  // Kimi-style ids: the same id in two turns, and twice in one turn.
+  const r = req([
+    user("go"),
+    call("functions.f:0"),
+    result("functions.f:0", "first"),
+    call("functions.f:0", "functions.f:1"),
+    result("functions.f:0", "second"),
+    { role: "user", parts: [{ type: "tool_result", callId: "functions.f:1", content: [] }] },
+    call("dup", "dup"),
+    {
+      role: "user",
+      parts: [
+        { type: "tool_result", callId: "dup", content: [{ type: "text", text: "a" }] },
+        { type: "tool_result", callId: "dup", content: [{ type: "text", text: "b" }] },
+      ],
+    },
+    user("done?"),
+  ]);
+  const out = withPairedToolTurns(r);
+  assert.deepEqual(shape(out), [
+    "u:t",
+    "a:c.functions.f:0",
+    "u:r.functions.f:0",
+    "a:c.functions.f:0_2,c.functions.f:1",
+    "u:r.functions.f:0_2,r.functions.f:1",
+    "a:c.dup,c.dup_2",
+    "u:r.dup,r.dup_2,t",
+  ]);
+  const texts = out.messages[6].parts.map((p) =>
+    p.type === "tool_result" && p.content[0]?.type === "text" ? p.content[0].text : ""
+  );
+  assert.deepEqual(texts.slice(0, 2), ["a", "b"], "results answer the calls in order");
+  chatPaired(out);
+  messagesPaired(out);
+  const uses = (messagesBody(out, "up", 1024).messages as { content: Obj[] }[])
+    .flatMap((m) => m.content.filter((b) => b.type === "tool_use").map((b) => b.id));
+  assert.equal(new Set(uses).size, uses.length, "Anthropic gets every tool_use id once");
+  // Nothing repeats: the request as it was.
+  const plain = req([user("go"), call("a"), result("a")]);
+  assert.equal(withPairedToolTurns(plain), plain);
+});
+
+Deno.test("tool ids: OpenAI's chat API gets ids of at most 40 characters, call and result alike", () => {
+  const long = "fc_0f0e1d2c3b4a5968778695a4b3c2d1e0f0e1d2c3b4a59687786";
+  const body = chatBody(
+    req([user("go"), call(long, "short"), result(long), result("short")]),
+    "up",
+  );
+  const messages = body.messages as Obj[];
+  const ids = (messages[1].tool_calls as Obj[]).map((c) => c.id as string);
+  assert.ok(ids[0].length <= 40 && ids[0] !== long, ids[0]);
+  assert.equal(ids[1], "short");
+  assert.deepEqual(messages.slice(2).map((m) => m.tool_call_id), ids);
+  // Two long ids that share their first 40 characters stay apart.
+  const other = long.slice(0, -1) + "X";
+  const both = chatBody(req([user("go"), call(long, other), result(long), result(other)]), "up");
+  const [a, b] = ((both.messages as Obj[])[1].tool_calls as Obj[]).map((c) => c.id);
+  assert.notEqual(a, b);
+});

@@ -8,6 +8,7 @@
  * the finish. Each SSE event is parsed with one `JSON.parse`; upstream schemas are read
  * leniently (only the fields used, any of them may be missing or null).
  */
+import { inventedCallId } from "../tool_ids.ts";
 import { sealDetail } from "./reasoning_details.ts";
 import type { Emit, StreamDecoder } from "../codec.ts";
 import type { SseEvent } from "../sse.ts";
@@ -119,7 +120,7 @@ class ChatFold {
       emit({
         type: "tool_call_start",
         index: slot.index,
-        id: id ?? `call_${slot.index}`,
+        id: id ?? inventedCallId(),
         name: str(fn?.name) ?? "",
       });
     }

@@ -304,3 +304,17 @@ Deno.test("decoder: plain text chunks in OpenAI's layout decode exactly, escapes
   assert.equal(text, texts.join("") + "other stream");
   assert.deepEqual(events.at(-1), { type: "finish", reason: "stop" });
 });
+
+Deno.test("chat decoder: a tool call the upstream sent without an id gets one of its own, unique across answers", () => {
+  const answer = () =>
+    decode(sse(
+      delta({
+        tool_calls: [{ index: 0, type: "function", function: { name: "f", arguments: "{}" } }],
+      }),
+      delta({}, "tool_calls"),
+    )).filter((e) => (e as { type?: string }).type === "tool_call_start") as { id: string }[];
+  const [a] = answer();
+  const [b] = answer();
+  assert.match(a.id, /^call_[A-Za-z0-9]{10,}$/);
+  assert.notEqual(a.id, b.id);
+});

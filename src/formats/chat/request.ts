@@ -2,6 +2,7 @@
  * The chat request ⇄ the internal `TextRequest`, and the body sent to an openai-chat upstream
  * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
  */
+import { openaiToolId } from "../tool_ids.ts";
 import { detailsOut, partsFromDetails } from "./reasoning_details.ts";
 import type {
   CacheControl,
@@ -496,7 +497,7 @@ function pushUser(out: Obj[], parts: Part[]): void {
         }
         out.push({
           role: "tool",
-          tool_call_id: p.callId,
+          tool_call_id: openaiToolId(p.callId),
           content: texts.length === 0 ? "" : textContent(texts),
         });
         for (const c of content) if (c.type === "image") rest.push(imagePartToChat(c));
@@ -534,7 +535,7 @@ function assistantMessage(parts: Part[], withReasoning: boolean, vendor: string)
       reasonings.push(p);
     } else if (p.type === "tool_call") {
       calls.push({
-        id: p.id,
+        id: openaiToolId(p.id),
         type: "function",
         function: { name: p.name, arguments: p.arguments },
       });

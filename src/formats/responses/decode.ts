@@ -24,6 +24,7 @@
  * parsed once. Providers that send a whole item only in its `.done` event (no deltas) are
  * read from that item.
  */
+import { inventedCallId } from "../tool_ids.ts";
 import type { Event } from "../../events/event.ts";
 import { GatewayError } from "../../http/gateway_error.ts";
 import type { BodyDecoder, Emit, StreamDecoder } from "../codec.ts";
@@ -144,7 +145,7 @@ export function createResponsesDecoder(): StreamDecoder {
       emit({
         type: "tool_call_start",
         index: st.index,
-        id: str(item.call_id) ?? str(item.id) ?? `call_${st.index}`,
+        id: str(item.call_id) ?? str(item.id) ?? inventedCallId(),
         name: str(item.name) ?? "",
       });
       const args = str(item.arguments) ?? str(item.input);
@@ -376,7 +377,7 @@ function emitItem(item: Obj, toolIndex: number, emit: Emit): void {
       emit({
         type: "tool_call_start",
         index: toolIndex,
-        id: str(item.call_id) ?? str(item.id) ?? `call_${toolIndex}`,
+        id: str(item.call_id) ?? str(item.id) ?? inventedCallId(),
         name: str(item.name) ?? "",
       });
       const args = str(item.arguments) ?? str(item.input);
