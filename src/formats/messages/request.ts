@@ -507,6 +507,16 @@ export function fromInternal(
     body.tools = tools;
     const tc = toolChoiceOut(req.toolChoice, req.parallelToolCalls);
     if (tc) body.tool_choice = tc;
+  } else if (req.messages.some((m) => m.parts.some((p) => p.type === "tool_call"))) {
+    // A history of tool calls with no tools declared (a call to summarise it, which OpenAI
+    // answers): Anthropic refuses tool_use blocks without tools, so the ones the history
+    // called are declared, open-ended, and none may be called now.
+    const names = new Set<string>();
+    for (const m of req.messages) {
+      for (const p of m.parts) if (p.type === "tool_call") names.add(p.name);
+    }
+    body.tools = [...names].map((name) => ({ name, input_schema: { type: "object" } }));
+    body.tool_choice = { type: "none" };
   }
   if (effort) {
     // The model decides how much to think; the effort steers it. The budget above still

@@ -545,6 +545,41 @@ Deno.test("fromInternal: reasoning keeps only Anthropic's own (signed or redacte
   ]);
 });
 
+Deno.test("fromInternal: a history of tool calls with no tools declared declares them, none to be called", () => {
+  const body = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          parts: [
+            { type: "tool_call", id: "a", name: "read", arguments: "{}" },
+            { type: "tool_call", id: "b", name: "read", arguments: "{}" },
+            { type: "tool_call", id: "c", name: "grep", arguments: "{}" },
+          ],
+        },
+        {
+          role: "user",
+          parts: ["a", "b", "c"].map((id) => ({
+            type: "tool_result" as const,
+            callId: id,
+            content: [],
+          })),
+        },
+        { role: "user", parts: [{ type: "text", text: "Summarise the above." }] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  assert.deepEqual(body.tools, [
+    { name: "read", input_schema: { type: "object" } },
+    { name: "grep", input_schema: { type: "object" } },
+  ]);
+  assert.deepEqual(body.tool_choice, { type: "none" });
+  // Without calls in the history, nothing is declared.
+  assert.equal(fromInternal(req({}), UPSTREAM).tools, undefined);
+});
+
 Deno.test("fromInternal: tools and tool choice", () => {
   const tools = [
     { name: "f", description: "d", parameters: { type: "object", properties: {} }, strict: true },
