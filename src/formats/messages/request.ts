@@ -541,8 +541,38 @@ export function fromInternal(
   if (req.promptCacheKey !== undefined && !hasCacheMarks(req)) {
     body.cache_control = { type: "ephemeral" };
   }
+  fitCacheMarks(body);
   body.stream = req.stream;
   return body;
+}
+
+/** Anthropic takes at most this many cache breakpoints in a request. */
+const CACHE_MARKS_MAX = 4;
+
+/**
+ * The cache marks a transcoded call carries, as Anthropic takes them: at most four (another
+ * format's client may mark every message), the last ones kept — the longest prefixes, which
+ * the earlier ones only shorten — and no one-hour mark after a five-minute one (it refuses a
+ * longer TTL after a shorter; such a mark is cached for five minutes instead).
+ */
+function fitCacheMarks(body: Record<string, unknown>): void {
+  const marked: Record<string, unknown>[] = [];
+  const visit = (blocks: unknown) => {
+    if (!Array.isArray(blocks)) return;
+    for (const b of blocks) if (isObject(b) && isObject(b.cache_control)) marked.push(b);
+  };
+  visit(body.tools);
+  visit(body.system);
+  for (const m of (body.messages ?? []) as { content?: unknown }[]) visit(m.content);
+  for (const b of marked.splice(0, Math.max(0, marked.length - CACHE_MARKS_MAX))) {
+    delete b.cache_control;
+  }
+  let short = false;
+  for (const b of marked) {
+    const mark = b.cache_control as Record<string, unknown>;
+    if (mark.ttl !== "1h") short = true;
+    else if (short) b.cache_control = { type: mark.type };
+  }
 }
 
 /**

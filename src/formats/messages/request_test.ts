@@ -580,6 +580,34 @@ Deno.test("fromInternal: a history of tool calls with no tools declared declares
   assert.equal(fromInternal(req({}), UPSTREAM).tools, undefined);
 });
 
+Deno.test("fromInternal: at most four cache marks, the last ones, and no one-hour mark after a five-minute one", () => {
+  const five = { type: "ephemeral" as const };
+  const hour = { type: "ephemeral" as const, ttl: "1h" as const };
+  const text = (t: string, cacheControl?: typeof five) => ({
+    type: "text" as const,
+    text: t,
+    ...(cacheControl ? { cacheControl } : {}),
+  });
+  const body = fromInternal(
+    req({
+      system: [text("sys", hour)],
+      messages: [
+        { role: "user", parts: [text("1", five)] },
+        { role: "assistant", parts: [text("2", five)] },
+        { role: "user", parts: [text("3", hour)] },
+        { role: "assistant", parts: [text("4", five)] },
+        { role: "user", parts: [text("5", hour)] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  const marks = (body.messages as { content: { cache_control?: unknown }[] }[])
+    .map((m) => m.content[0].cache_control);
+  assert.equal((body.system as { cache_control?: unknown }[])[0].cache_control, undefined);
+  // Six marks: the first two go; the one-hour marks after a five-minute one become five-minute.
+  assert.deepEqual(marks, [undefined, five, five, five, five]);
+});
+
 Deno.test("fromInternal: tools and tool choice", () => {
   const tools = [
     { name: "f", description: "d", parameters: { type: "object", properties: {} }, strict: true },
