@@ -443,6 +443,21 @@ class Proc {
   }
 }
 
+/**
+ * The V8 flags `deno task start` runs Tollgate with (deno.json): the benchmark measures the
+ * gateway as it is started, GC settings included. The floors and the mock run on Deno's
+ * defaults.
+ */
+export function v8FlagsOf(startTask: string): string[] {
+  return startTask.split(/\s+/).filter((t) => t.startsWith("--v8-flags="));
+}
+
+const startV8Flags = v8FlagsOf(
+  (JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))) as {
+    tasks: { start: string };
+  }).tasks.start,
+);
+
 // ---------------------------------------------------------------------------------------
 // Setup: wrk, taskset, Portkey
 
@@ -1482,7 +1497,7 @@ async function main() {
       if (scratch) tgEnv.DATABASE_URL = scratch.url;
       const p = new Proc(
         "tollgate",
-        pin({ env }, 0, [deno, "run", "-A", ...flags, "src/main.ts"]),
+        pin({ env }, 0, [deno, "run", "-A", ...startV8Flags, ...flags, "src/main.ts"]),
         tgEnv,
       );
       procs.push(p);
@@ -1507,6 +1522,7 @@ async function main() {
           deno,
           "run",
           "-A",
+          ...startV8Flags,
           ...(opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}/nostore`] : []),
           "bench/tollgate_nostore.ts",
         ]),
