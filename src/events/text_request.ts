@@ -136,6 +136,20 @@ export interface WebSearch {
 }
 
 /**
+ * A search's approximate location from any format's object of `city`, `region`, `country`,
+ * `timezone` (non-empty strings kept); undefined when it names none.
+ */
+export function approximateLocation(loc: unknown): WebSearch["userLocation"] {
+  if (typeof loc !== "object" || loc === null) return undefined;
+  const from = loc as Record<string, unknown>;
+  const where: NonNullable<WebSearch["userLocation"]> = {};
+  for (const k of ["city", "region", "country", "timezone"] as const) {
+    if (typeof from[k] === "string" && from[k] !== "") where[k] = from[k] as string;
+  }
+  return Object.keys(where).length > 0 ? where : undefined;
+}
+
+/**
  * Searches a request may run when it does not say how many: what the hold covers, and the cap
  * sent to an upstream that takes one.
  */

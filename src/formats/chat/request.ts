@@ -25,6 +25,7 @@ import { keepAllowedTools } from "../allowed_tools.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
 import {
+  approximateLocation,
   DEFAULT_WEB_SEARCHES,
   hasCacheMarks,
   isPdfDataUrl,
@@ -44,14 +45,8 @@ type Obj = Record<string, unknown>;
  */
 function webSearchOptionsToInternal(o: Obj): WebSearch {
   const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
-  const loc = (o.user_location as Obj | null | undefined)?.approximate as Obj | null | undefined;
-  if (isObject(loc)) {
-    const where: NonNullable<WebSearch["userLocation"]> = {};
-    for (const k of ["city", "region", "country", "timezone"] as const) {
-      if (typeof loc[k] === "string" && loc[k] !== "") where[k] = loc[k] as string;
-    }
-    if (Object.keys(where).length > 0) out.userLocation = where;
-  }
+  const where = approximateLocation((o.user_location as Obj | null | undefined)?.approximate);
+  if (where) out.userLocation = where;
   return out;
 }
 

@@ -22,7 +22,11 @@ import type {
   ToolResultPart,
   WebSearch,
 } from "../../events/text_request.ts";
-import { DEFAULT_WEB_SEARCHES, hasCacheMarks } from "../../events/text_request.ts";
+import {
+  approximateLocation,
+  DEFAULT_WEB_SEARCHES,
+  hasCacheMarks,
+} from "../../events/text_request.ts";
 import type {
   CacheControlParam,
   ContentBlockParam,
@@ -330,6 +334,8 @@ function webSearchToInternal(t: ToolParam): WebSearch {
   };
   const domains = strings(t.allowed_domains);
   if (domains) out.allowedDomains = domains;
+  const where = approximateLocation(t.user_location);
+  if (where) out.userLocation = where;
   return out;
 }
 

@@ -143,9 +143,17 @@ Deno.test("toInternal: tools, tool choice and parallel calls", () => {
         input_schema: { type: "object" },
         cache_control: { type: "ephemeral" },
       },
-      { type: "web_search_20250305", name: "web_search" },
+      {
+        type: "web_search_20250305",
+        name: "web_search",
+        user_location: { type: "approximate", city: "Kazan", country: "RU", region: "" },
+      },
     ],
     tool_choice: { type: "any", disable_parallel_tool_use: true },
+  });
+  assert.deepEqual(r.webSearch, {
+    maxUses: 10,
+    userLocation: { city: "Kazan", country: "RU" },
   });
   assert.deepEqual(r.tools, [
     {

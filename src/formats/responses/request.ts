@@ -28,6 +28,7 @@
  * upstream serving a chat or messages client; `store` is always false.
  */
 import {
+  approximateLocation,
   DEFAULT_WEB_SEARCHES,
   type ImagePart,
   isPdfDataUrl,
@@ -463,14 +464,8 @@ function webSearchOf(tools: unknown): WebSearch | undefined {
   if (cachedSearchOnly(tools)) out.optional = true;
   const domains = strings((t.filters as Obj | null | undefined)?.allowed_domains);
   if (domains) out.allowedDomains = domains;
-  const loc = t.user_location as Obj | null | undefined;
-  if (loc && typeof loc === "object") {
-    const where: NonNullable<WebSearch["userLocation"]> = {};
-    for (const k of ["city", "region", "country", "timezone"] as const) {
-      if (typeof loc[k] === "string" && loc[k] !== "") where[k] = loc[k] as string;
-    }
-    if (Object.keys(where).length > 0) out.userLocation = where;
-  }
+  const where = approximateLocation(t.user_location);
+  if (where) out.userLocation = where;
   return out;
 }
 
