@@ -59,9 +59,10 @@ export function withUniqueToolIds(req: TextRequest): TextRequest {
   const used = new Set<string>();
   /** Per original id, the new ids of the last assistant turn's calls, in order. */
   let renamed = new Map<string, string[]>();
-  const messages: Message[] = req.messages.map((m) => {
+  const messages: Message[] = req.messages.map((m, i) => {
     if (m.role === "assistant") {
-      renamed = new Map();
+      // Consecutive assistant messages (one per call, as some clients send them) are one turn.
+      if (req.messages[i - 1]?.role !== "assistant") renamed = new Map();
       const parts = m.parts.map((p): Part => {
         if (p.type !== "tool_call") return p;
         let id = p.id;

@@ -242,3 +242,22 @@ Deno.test("tool ids: OpenAI's chat API gets ids of at most 40 characters, call a
   const [a, b] = ((both.messages as Obj[])[1].tool_calls as Obj[]).map((c) => c.id);
   assert.notEqual(a, b);
 });
+
+Deno.test("tool ids: a turn's calls in consecutive assistant messages keep their results when ids repeat", () => {
+  const out = withPairedToolTurns(req([
+    user("go"),
+    call("functions.f:0"),
+    call("functions.f:0"),
+    result("functions.f:0", "one"),
+    result("functions.f:0", "two"),
+  ]));
+  assert.deepEqual(shape(out), [
+    "u:t",
+    "a:c.functions.f:0,c.functions.f:0_2",
+    "u:r.functions.f:0,r.functions.f:0_2",
+  ]);
+  const texts = out.messages[2].parts.map((p) =>
+    p.type === "tool_result" && p.content[0]?.type === "text" ? p.content[0].text : ""
+  );
+  assert.deepEqual(texts, ["one", "two"]);
+});

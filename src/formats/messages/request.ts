@@ -565,7 +565,12 @@ function fitCacheMarks(body: Record<string, unknown>): void {
   const marked: Record<string, unknown>[] = [];
   const visit = (blocks: unknown) => {
     if (!Array.isArray(blocks)) return;
-    for (const b of blocks) if (isObject(b) && isObject(b.cache_control)) marked.push(b);
+    for (const b of blocks) {
+      if (!isObject(b)) continue;
+      if (isObject(b.cache_control)) marked.push(b);
+      // A tool result's own blocks may carry marks too, and count against the four.
+      if (b.type === "tool_result") visit(b.content);
+    }
   };
   visit(body.tools);
   visit(body.system);
@@ -825,7 +830,8 @@ const IMAGE_MAGIC: [prefix: string, type: string][] = [
  */
 export function imageMediaType(declared: string, base64: string): string {
   for (const [prefix, type] of IMAGE_MAGIC) if (base64.startsWith(prefix)) return type;
-  // RIFF....WEBP: "UklGR" then four bytes of size, then "WEBP" ("V0VCUA" at base64 offset 11).
+  // RIFF....WEBP: "UklGR", then the size, then "WEBP" (at byte 8, off the three-byte grid of
+  // base64: "XRUJQ" from offset 11 whatever the size).
   if (base64.startsWith("UklGR") && base64.slice(11, 16) === "XRUJQ") return "image/webp";
   const t = declared.toLowerCase();
   return t === "image/jpg" || t === "image/pjpeg" ? "image/jpeg" : t;

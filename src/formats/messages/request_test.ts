@@ -614,6 +614,29 @@ Deno.test("fromInternal: at most four cache marks, the last ones, and no one-hou
   assert.equal((body.system as { cache_control?: unknown }[])[0].cache_control, undefined);
   // Six marks: the first two go; the one-hour marks after a five-minute one become five-minute.
   assert.deepEqual(marks, [undefined, five, five, five, five]);
+
+  // Marks inside a tool result count too.
+  const nested = fromInternal(
+    req({
+      system: [text("sys", five)],
+      messages: [
+        { role: "user", parts: [text("1", five)] },
+        { role: "assistant", parts: [{ type: "tool_call", id: "c", name: "f", arguments: "{}" }] },
+        {
+          role: "user",
+          parts: [
+            { type: "tool_result", callId: "c", content: [text("out", five)] },
+            text("2", five),
+          ],
+        },
+        { role: "assistant", parts: [text("3", five)] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  const all = JSON.stringify(nested).match(/cache_control/g) ?? [];
+  assert.equal(all.length, 4);
+  assert.equal((nested.system as { cache_control?: unknown }[])[0].cache_control, undefined);
 });
 
 Deno.test("fromInternal: tools and tool choice", () => {
