@@ -24,6 +24,7 @@ import type { PriceTable } from "../billing/cost.ts";
 import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
+import { thinkingBudgetTokensMin } from "../formats/messages/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
 import {
   badRequest,
@@ -422,9 +423,20 @@ const OUTPUT_LIMIT_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_
  */
 function capBodyOutput(body: Record<string, unknown>, cap: number | null | undefined) {
   if (!cap) return;
+  let capped = false;
   for (const f of OUTPUT_LIMIT_FIELDS) {
-    if (typeof body[f] === "number" && (body[f] as number) > cap) body[f] = cap;
+    if (typeof body[f] === "number" && (body[f] as number) > cap) {
+      body[f] = cap;
+      capped = true;
+    }
   }
+  // A thinking budget must stay below max_tokens (Anthropic: 400 otherwise), and at 1 024 or
+  // more: the budget a client sized for its larger limit shrinks with it, or thinking goes.
+  const thinking = body.thinking as { budget_tokens?: unknown } | null | undefined;
+  const budget = thinking?.budget_tokens;
+  if (!capped || typeof budget !== "number" || budget < cap) return;
+  if (cap - 1 >= thinkingBudgetTokensMin) body.thinking = { ...thinking, budget_tokens: cap - 1 };
+  else delete body.thinking;
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 import { nanoToRub } from "../../src/billing/money.ts";
 import { withGateway } from "../helpers/gateway.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
@@ -184,4 +185,27 @@ Deno.test("output limit: a limit above the model's output cap (below its context
     });
     await g.mock.idle();
     assert.equal(sent(g).max_tokens, claudeCap);
+  }));
+
+Deno.test("output limit: a messages limit above Claude's cap is sent at the cap, a thinking budget shrunk below it", () =>
+  withGateway(async (g) => {
+    const claude = "anthropic/claude-sonnet-4.5";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(claude)!);
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const ask = (budget: number) =>
+      c.messages.stream({
+        model: claude,
+        max_tokens: cap + 36_000,
+        thinking: { type: "enabled", budget_tokens: budget },
+        messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+      }).finalMessage();
+    await ask(cap + 10_000);
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.at(-1)!.protocol, "messages");
+    assert.equal(sent(g).max_tokens, cap);
+    assert.deepEqual(sent(g).thinking, { type: "enabled", budget_tokens: cap - 1 });
+    // A budget already below the cap is the client's.
+    await ask(2_048);
+    await g.mock.idle();
+    assert.deepEqual(sent(g).thinking, { type: "enabled", budget_tokens: 2_048 });
   }));

@@ -412,7 +412,7 @@ export const THINKING_BUDGET_BY_EFFORT = {
 } as const;
 
 /** Anthropic refuses a thinking budget below this. */
-const thinkingBudgetTokensMin = 1024;
+export const thinkingBudgetTokensMin = 1024;
 
 const JSON_OBJECT_INSTRUCTION =
   "Respond with a single valid JSON object and nothing else: no text before or after it and " +
