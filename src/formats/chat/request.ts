@@ -589,7 +589,8 @@ function openrouterReasoning(r: ReasoningSettings): Obj | undefined {
 
 /**
  * Chat client → openai-chat upstream: the client's body as sent, `model` set to the
- * upstream's name, and usage asked for on streams (the meter needs it). Nothing else changes.
+ * upstream's name, and usage asked for on streams (the meter needs it); `stream_options` left
+ * out of a call that does not stream, where OpenAI refuses it (400). Nothing else changes.
  */
 export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
   const out: Obj = { ...body, model: upstreamModel };
@@ -598,7 +599,7 @@ export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
     out.stream_options = so !== null && typeof so === "object"
       ? { ...so as Obj, include_usage: true }
       : { include_usage: true };
-  }
+  } else delete out.stream_options;
   return out;
 }
 

@@ -362,7 +362,7 @@ Deno.test("fromInternal: response formats and a named tool choice", () => {
   );
 });
 
-Deno.test("passThroughRequest: only model and stream_options.include_usage change", () => {
+Deno.test("passThroughRequest: only model and stream_options change", () => {
   const body = {
     model: "openai/gpt-4o",
     messages: [{ role: "user", content: "hi" }],
@@ -383,6 +383,14 @@ Deno.test("passThroughRequest: only model and stream_options.include_usage chang
   });
   const plain = { model: "a", messages: [] };
   assert.deepEqual(passThroughRequest(plain, "u"), { model: "u", messages: [] });
+  // Not streamed: OpenAI refuses stream_options.
+  const whole = {
+    model: "a",
+    messages: [],
+    stream: false,
+    stream_options: { include_usage: true },
+  };
+  assert.deepEqual(passThroughRequest(whole, "u"), { model: "u", messages: [], stream: false });
 });
 
 Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the client's body untouched", () => {
