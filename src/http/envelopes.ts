@@ -62,7 +62,7 @@ export function errorBody(family: EnvelopeFamily, e: GatewayError): Record<strin
     case "messages":
       return {
         type: "error",
-        error: { type: messagesErrorType(e.status), message: e.message },
+        error: { type: messagesErrorType(e.status), message: e.message, ...e.extra },
       };
     default: {
       const never: never = family;

@@ -1002,3 +1002,52 @@ Deno.test("messages (streaming): an upstream that opens a block and fails at onc
     await expectError(res, res.status, res.status === 503 ? "overloaded_error" : "api_error");
   });
 });
+
+Deno.test("messages: the SDK's tool runner, which asks for a message thread, is told threads are not held and runs on the whole history", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    // The SDK's own refusal shape for a thread: a 400 it recovers from.
+    const refused = await c.beta.messages.create({
+      model: "anthropic/claude-sonnet-4.5",
+      max_tokens: 16,
+      thread: { type: "create" },
+      messages: [{ role: "user", content: "hi" }],
+    } as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming).catch((e) => e);
+    assert.ok(refused instanceof Anthropic.BadRequestError);
+    assert.deepEqual((refused.error as { error: { details: unknown } }).error.details, {
+      error_code: "thread_unsupported_request",
+      unsupported: ["thread"],
+    });
+    assert.equal(g.mock.stats.calls.length, 0);
+
+    for (const model of ["anthropic/claude-sonnet-4.5", "openai/gpt-4o-mini"]) {
+      const seen: unknown[] = [];
+      const runner = c.beta.messages.toolRunner(
+        {
+          model,
+          max_tokens: 64,
+          max_iterations: 2,
+          tools: [{
+            type: "custom",
+            name: "get_weather",
+            input_schema: { type: "object", properties: { city: { type: "string" } } },
+            run: (input: unknown) => {
+              seen.push(input);
+              return "sunny";
+            },
+          }],
+          messages: [{ role: "user", content: "Weather? [[mock:tool=get_weather]]" }],
+        } as unknown as Parameters<typeof c.beta.messages.toolRunner>[0],
+      );
+      for await (const _ of runner) { /* each assistant message */ }
+      assert.ok(seen.length >= 1, `${model}: the tool ran`);
+      await g.mock.idle();
+      const last = g.mock.stats.calls.at(-1)!;
+      const body = last.body as { messages?: unknown[]; input?: unknown[]; thread?: unknown };
+      assert.equal(body.thread, undefined);
+      // The turn after the tool's result carries the whole history: the question, the call, the result.
+      const history = body.messages ?? body.input ?? [];
+      assert.ok(history.length >= 3, `${model}: ${JSON.stringify(history).slice(0, 300)}`);
+    }
+  });
+});

@@ -6,7 +6,7 @@
  * same-protocol upstream receives them untouched; transcoding may drop what it cannot express.
  */
 import { z } from "zod";
-import { badRequest } from "../../http/gateway_error.ts";
+import { badRequest, GatewayError } from "../../http/gateway_error.ts";
 import { isObject } from "../json.ts";
 import { article, fieldName, type Issue } from "../validation.ts";
 
@@ -242,6 +242,16 @@ const messagesRequest = z.looseObject({
  */
 export function validateMessagesRequest(body: unknown): MessagesRequest {
   if (!isObject(body)) throw badRequest("request body must be a JSON object");
+  if (body.thread != null) {
+    // Message threads keep the conversation at the provider between turns; the gateway stores
+    // none, and its turns may go to other vendors. Anthropic's own code for a request that
+    // cannot be threaded: the SDKs' tool runner then sends the whole history every turn.
+    throw new GatewayError(
+      400,
+      "thread: message threads are not supported; send the whole conversation in messages",
+      { extra: { details: { error_code: "thread_unsupported_request", unsupported: ["thread"] } } },
+    );
+  }
   const r = messagesRequest.safeParse(body);
   if (!r.success) {
     const { path, message } = problemOf(r.error.issues[0]);
