@@ -85,6 +85,8 @@ export const chat: ClientFormat = {
   dropReasoning: (body) => {
     delete body.reasoning_effort;
     delete body.reasoning;
+    // GPT-5's answer-length setting: earlier models take only its default ("medium").
+    delete body.verbosity;
   },
   samplingFields: [
     "temperature",
@@ -164,9 +166,19 @@ export const responsesFormat: ClientFormat = {
   samplingFields: ["temperature", "top_p", "top_logprobs"],
   dropReasoning: (body) => {
     delete body.reasoning;
-    // Encrypted reasoning asked back of a model that has none is refused with the rest.
+    // Encrypted reasoning asked back of a model that has none is refused with the rest, and so
+    // are reasoning items an earlier model of the session left in the input (OpenAI: 400).
     if (Array.isArray(body.include)) {
       body.include = body.include.filter((i) => !String(i).startsWith("reasoning."));
+    }
+    if (Array.isArray(body.input)) {
+      body.input = body.input.filter((i) => (i as { type?: unknown } | null)?.type !== "reasoning");
+    }
+    // GPT-5's answer-length setting (Codex sends `low`): earlier models take only "medium".
+    const text = body.text as Record<string, unknown> | null | undefined;
+    if (text && typeof text === "object" && "verbosity" in text) {
+      const { verbosity: _, ...rest } = text;
+      body.text = rest;
     }
   },
   createEncoder: responses.createResponsesEncoder,

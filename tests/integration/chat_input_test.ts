@@ -148,6 +148,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
       provider: { order: ["openai"], allow_fallbacks: false },
       x_vendor_flag: { nested: [1, 2, 3] },
       logit_bias: { "50256": -100 },
+      verbosity: "low",
     } as unknown as Params;
     const r = await client(g).chat.completions.create(params);
     assert.equal(r.object, "chat.completion");
@@ -156,6 +157,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     assert.deepEqual(sent.x_vendor_flag, { nested: [1, 2, 3] });
     assert.equal("logit_bias" in sent, false, "a reasoning model takes no logit_bias");
     assert.equal(sent.model, "gpt-5.1", "the upstream gets its own model name");
+    assert.equal(sent.verbosity, "low");
     // OpenAI answers 400 "Unknown parameter" to OpenRouter's fields: translated or dropped.
     assert.equal(sent.reasoning_effort, "low");
     assert.equal(sent.max_completion_tokens, 50);
@@ -170,6 +172,8 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     const plain = upstreamBody(g);
     assert.equal(plain.model, "gpt-4o-mini");
     assert.equal("reasoning_effort" in plain || "reasoning" in plain, false);
+    // Nor GPT-5's verbosity, of which earlier models take only the default.
+    assert.equal("verbosity" in plain, false);
     assert.equal(plain.seed, 42);
     assert.deepEqual(plain.logit_bias, { "50256": -100 });
   }));

@@ -450,18 +450,32 @@ Deno.test("responses: store: true is accepted and nothing is stored upstream", a
 
 Deno.test("responses: reasoning settings are left out for a model without reasoning (Codex sends them to any model)", async () => {
   await withGateway(async (g) => {
+    // A session that switched from a reasoning model: its reasoning items are in the input,
+    // and Codex asks for GPT-5's `low` verbosity on every call.
     const r = await client(g).responses.create({
       model: "openai/gpt-4o-mini",
-      input: "hi [[mock:tokens=2]]",
+      input: [
+        { role: "user", content: "earlier" },
+        { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAAxyz" },
+        { role: "assistant", content: "said" },
+        { role: "user", content: "hi [[mock:tokens=2]]" },
+      ],
       reasoning: { effort: "high", summary: "auto" },
       include: ["reasoning.encrypted_content", "message.output_text.logprobs"],
-    });
+      text: { verbosity: "low", format: { type: "text" } },
+    } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
     assert.equal(r.status, "completed");
     const sent = g.mock.stats.calls[0];
     assert.match(sent.path, /\/responses$/, "still the pass-through");
     const body = sent.body as Record<string, unknown>;
     assert.equal(body.reasoning, undefined);
     assert.deepEqual(body.include, ["message.output_text.logprobs"]);
+    assert.deepEqual((body.input as { type?: string }[]).map((i) => i.type ?? "message"), [
+      "message",
+      "message",
+      "message",
+    ]);
+    assert.deepEqual(body.text, { format: { type: "text" } });
     // A reasoning model keeps them.
     await client(g).responses.create({
       model: "openai/gpt-5.1",
