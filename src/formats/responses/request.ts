@@ -56,7 +56,7 @@ import type {
   ResponsesToolChoice,
 } from "./schema.ts";
 import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
-import { forOpenAI } from "../chat/reasoning_details.ts";
+import { forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { isObject, strings } from "../json.ts";
 
@@ -179,11 +179,14 @@ function itemToInternal(
         // A seal that does not open: the text as plain reasoning, no signature to replay.
         if (text !== "") push("assistant", [{ type: "reasoning", text }]);
       } else {
-        push("assistant", [{
-          type: "reasoning",
-          text,
-          ...(r.encrypted_content ? { redacted: r.encrypted_content } : {}),
-        }]);
+        // OpenRouter names the vendor whose reasoning an item carries (`google-gemini-v1`):
+        // another vendor's travels sealed, so it goes back only to where it came from.
+        const format = (r as { format?: unknown }).format;
+        const foreign = typeof format === "string" && format !== OPENAI_REASONING_FORMAT;
+        const redacted = r.encrypted_content && foreign
+          ? sealDetail({ type: "reasoning.encrypted", format, data: r.encrypted_content, id: r.id })
+          : r.encrypted_content;
+        push("assistant", [{ type: "reasoning", text, ...(redacted ? { redacted } : {}) }]);
       }
       return;
     }
@@ -517,9 +520,24 @@ const OPENROUTER_ONLY = [
 ];
 const OPENAI_REASONING = ["effort", "summary", "generate_summary"];
 
-/** A pass-through body for OpenAI's own responses API (not OpenRouter's): its dialect only. */
+/** OpenRouter's `format` of OpenAI's own encrypted reasoning. */
+const OPENAI_REASONING_FORMAT = "openai-responses-v1";
+
+/**
+ * A pass-through body for OpenAI's own responses API (not OpenRouter's): its dialect only, and
+ * no reasoning item of another vendor's (an OpenRouter answer's, by its `format`), which OpenAI
+ * cannot decrypt.
+ */
 export function toOpenAIResponsesDialect(body: Obj): void {
   for (const k of OPENROUTER_ONLY) delete body[k];
+  if (Array.isArray(body.input) && body.input.some((i) => isObject(i) && "format" in i)) {
+    body.input = body.input.flatMap((i) => {
+      if (!isObject(i) || !("format" in i)) return [i];
+      if (i.type === "reasoning" && i.format !== OPENAI_REASONING_FORMAT) return [];
+      const { format: _, ...item } = i;
+      return [item];
+    });
+  }
   const r = body.reasoning;
   if (isObject(r) && Object.keys(r).some((k) => !OPENAI_REASONING.includes(k))) {
     body.reasoning = Object.fromEntries(

@@ -731,3 +731,51 @@ Deno.test("toOpenAIResponsesDialect: OpenRouter's extensions dropped, reasoning 
   toOpenAIResponsesDialect(own);
   assert.deepEqual(own, { model: "m", reasoning: { effort: "high" } });
 });
+
+Deno.test("another vendor's reasoning from OpenRouter's responses API goes back only to OpenRouter", () => {
+  const item = {
+    type: "reasoning",
+    id: "rs_g",
+    summary: [{ type: "summary_text", text: "thought" }],
+    encrypted_content: "CiQBgeminiSignature",
+    format: "google-gemini-v1",
+  };
+  const body = {
+    model: "google/gemini-2.5-flash",
+    input: [
+      { role: "user", content: "q" },
+      item,
+      { role: "assistant", content: "a" },
+      { role: "user", content: "next" },
+    ],
+  };
+  const req = toInternal(
+    validateResponsesRequest(structuredClone(body)),
+    "anthropic/claude-sonnet-4.5",
+  );
+  // Claude is sent no thinking block of Gemini's.
+  const claude = messagesFromInternal(
+    { ...req, reasoning: { effort: "high" } },
+    "claude-sonnet-4-5",
+    64000,
+  );
+  const blocks = (claude.messages as { content: { type: string }[] }[]).flatMap((m) => m.content);
+  assert.deepEqual(blocks.filter((b) => b.type.includes("thinking")), []);
+  // OpenAI's own API: the foreign item goes, an OpenAI one stays without OpenRouter's field.
+  const own = {
+    ...item,
+    id: "rs_o",
+    encrypted_content: "gAAAAAown",
+    format: "openai-responses-v1",
+  };
+  const openai: Record<string, unknown> = { ...body, input: [...body.input, own] };
+  toOpenAIResponsesDialect(openai);
+  const items = openai.input as Record<string, unknown>[];
+  assert.equal(items.some((i) => i.id === "rs_g"), false);
+  assert.deepEqual(items.find((i) => i.id === "rs_o"), {
+    type: "reasoning",
+    id: "rs_o",
+    summary: [{ type: "summary_text", text: "thought" }],
+    encrypted_content: "gAAAAAown",
+  });
+});
