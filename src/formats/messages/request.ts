@@ -886,6 +886,13 @@ function toolChoiceOut(
  * The client's body for a same-protocol upstream: `model` changes, and what Anthropic would
  * refuse in a history is mended (below).
  */
+const isEmptyText = (b: unknown) =>
+  isObject(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() === "";
+
+function hasEmptyText(m: unknown): boolean {
+  return isObject(m) && Array.isArray(m.content) && m.content.some(isEmptyText);
+}
+
 export function passThroughRequest(
   body: Record<string, unknown>,
   upstreamModel: string,
@@ -899,6 +906,15 @@ export function passThroughRequest(
       if (!hasForeignThinking(m)) return [m];
       const content = ownThinking((m as { content: Block[] }).content);
       // A turn that was nothing but another vendor's reasoning is left out whole.
+      return content.length > 0 ? [{ ...(m as Block), content }] : [];
+    });
+  }
+  // Empty text blocks (another vendor's empty answer, as a client kept it): Anthropic refuses
+  // them ("text content blocks must be non-empty"); a turn of nothing else is left out.
+  if (Array.isArray(out.messages) && out.messages.some(hasEmptyText)) {
+    out.messages = out.messages.flatMap((m) => {
+      if (!hasEmptyText(m)) return [m];
+      const content = (m as { content: Block[] }).content.filter((b) => !isEmptyText(b));
       return content.length > 0 ? [{ ...(m as Block), content }] : [];
     });
   }

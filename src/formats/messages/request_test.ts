@@ -845,6 +845,30 @@ Deno.test("passThroughRequest replaces the model and nothing else", () => {
   assert.equal(body.model, SLUG);
 });
 
+Deno.test("passThroughRequest: empty text blocks (another vendor's empty answer, kept) are left out", () => {
+  const body = {
+    max_tokens: 50,
+    model: SLUG,
+    messages: [
+      { role: "user", content: "q" },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "" }, { type: "tool_use", id: "c", name: "f", input: {} }],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "ok" }] },
+      { role: "assistant", content: [{ type: "text", text: " " }] },
+      { role: "user", content: [{ type: "text", text: "more" }] },
+    ],
+  };
+  const out = passThroughRequest(body, UPSTREAM);
+  assert.deepEqual(out.messages, [
+    { role: "user", content: "q" },
+    { role: "assistant", content: [{ type: "tool_use", id: "c", name: "f", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "ok" }] },
+    { role: "user", content: [{ type: "text", text: "more" }] },
+  ]);
+});
+
 Deno.test("passThroughRequest: another vendor's reasoning is left out of the history, and thinking off for its tool turn", () => {
   const openai = "gAAAAABoFernetTokenOfOpenAI";
   const toolTurn = (content: unknown[]) => ({

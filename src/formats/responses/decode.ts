@@ -172,8 +172,16 @@ export function createResponsesDecoder(): StreamDecoder {
     }
     switch (st.kind) {
       case "message":
+        if (!st.any) {
+          if (st.open) {
+            // Text the stream opened and never filled: the item's own text goes into that
+            // block, not a second one (an empty one is refused by Anthropic when sent back).
+            const whole = (Array.isArray(item.content) ? item.content : [])
+              .map((p) => partText(obj(p)) ?? "").join("");
+            if (whole !== "") emit({ type: "text_delta", delta: whole });
+          } else emitMessageContent(item, emit);
+        }
         closeText(st, emit);
-        if (!st.any) emitMessageContent(item, emit);
         st.any = true;
         return;
       case "tool":
@@ -359,9 +367,11 @@ function emitMessageContent(item: Obj, emit: Emit): void {
   const content = Array.isArray(item.content) ? item.content : [];
   for (const p of content) {
     const t = partText(obj(p));
-    if (t === undefined) continue;
+    // An empty part is no text block: Anthropic refuses an empty one when a client sends the
+    // answer back.
+    if (t === undefined || t === "") continue;
     emit({ type: "text_start" });
-    if (t !== "") emit({ type: "text_delta", delta: t });
+    emit({ type: "text_delta", delta: t });
     emit({ type: "text_end" });
   }
 }

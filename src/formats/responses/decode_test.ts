@@ -267,3 +267,42 @@ Deno.test("decoder: the usage of a response.failed after an error event is kept;
   assert.deepEqual(events.map((e) => e.type), ["response_start", "error", "usage"]);
   assert.deepEqual((events[2] as { usage: unknown }).usage, { input: 1000, output: 2000 });
 });
+
+Deno.test("decoder: a message whose text part stayed empty is one block at most, and an empty body none", () => {
+  const stream = (text: string) =>
+    decode([
+      frame({ type: "response.created", response: { id: "resp_1", model: "m" } }),
+      frame({
+        type: "response.output_item.added",
+        output_index: 0,
+        item: { type: "message", content: [] },
+      }),
+      frame({
+        type: "response.content_part.added",
+        output_index: 0,
+        part: { type: "output_text", text: "" },
+      }),
+      frame({
+        type: "response.output_item.done",
+        output_index: 0,
+        item: { type: "message", content: [{ type: "output_text", text }] },
+      }),
+      frame({ type: "response.completed", response: { status: "completed", usage: null } }),
+    ].join("")).filter((e) => (e as { type: string }).type.startsWith("text"));
+  const starts = (events: unknown[]) =>
+    events.filter((e) => (e as { type: string }).type === "text_start").length;
+  assert.equal(starts(stream("")), 1);
+  // Text that came only with the finished item goes into the block the stream opened.
+  assert.deepEqual(stream("late"), [
+    { type: "text_start" },
+    { type: "text_delta", delta: "late" },
+    { type: "text_end" },
+  ]);
+  const body: unknown[] = [];
+  decodeResponsesBody({
+    id: "r",
+    status: "completed",
+    output: [{ type: "message", content: [{ type: "output_text", text: "" }] }],
+  }, (e) => body.push(e));
+  assert.equal(starts(body), 0);
+});
