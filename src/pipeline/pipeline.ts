@@ -24,7 +24,7 @@ import type { PriceTable } from "../billing/cost.ts";
 import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
-import { thinkingBudgetTokensMin } from "../formats/messages/request.ts";
+import { thinkingBudgetTokensMin, withoutThinkingEdits } from "../formats/messages/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
 import {
   badRequest,
@@ -421,7 +421,7 @@ const OUTPUT_LIMIT_FIELDS = ["max_tokens", "max_completion_tokens", "max_output_
  * internal form does (`fitToModel`): OpenAI answers 400 to a chat `max_tokens` above it
  * (gpt-4o-mini takes 16 384), which the spec's limit, below the context length, allows.
  */
-function capBodyOutput(body: Record<string, unknown>, cap: number | null | undefined) {
+export function capBodyOutput(body: Record<string, unknown>, cap: number | null | undefined) {
   if (!cap) return;
   let capped = false;
   for (const f of OUTPUT_LIMIT_FIELDS) {
@@ -436,7 +436,10 @@ function capBodyOutput(body: Record<string, unknown>, cap: number | null | undef
   const budget = thinking?.budget_tokens;
   if (!capped || typeof budget !== "number" || budget < cap) return;
   if (cap - 1 >= thinkingBudgetTokensMin) body.thinking = { ...thinking, budget_tokens: cap - 1 };
-  else delete body.thinking;
+  else {
+    delete body.thinking;
+    withoutThinkingEdits(body);
+  }
 }
 
 export function pricesFor(c: Candidate, model: CatalogueModel, catalogue: Catalogue): PriceTable {

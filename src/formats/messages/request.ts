@@ -890,7 +890,9 @@ const isEmptyText = (b: unknown) =>
   isObject(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() === "";
 
 function hasEmptyText(m: unknown): boolean {
-  return isObject(m) && Array.isArray(m.content) && m.content.some(isEmptyText);
+  if (!isObject(m)) return false;
+  if (typeof m.content === "string") return m.content.trim() === "";
+  return Array.isArray(m.content) && m.content.some(isEmptyText);
 }
 
 export function passThroughRequest(
@@ -909,13 +911,16 @@ export function passThroughRequest(
       return content.length > 0 ? [{ ...(m as Block), content }] : [];
     });
   }
-  // Empty text blocks (another vendor's empty answer, as a client kept it): Anthropic refuses
-  // them ("text content blocks must be non-empty"); a turn of nothing else is left out.
+  // Empty text (another vendor's empty answer, as a client kept it): Anthropic refuses it
+  // ("text content blocks must be non-empty"); a turn of nothing else is left out. Not the last
+  // user turn: without it the assistant's turn before would be a prefill to continue.
   if (Array.isArray(out.messages) && out.messages.some(hasEmptyText)) {
-    out.messages = out.messages.flatMap((m) => {
-      if (!hasEmptyText(m)) return [m];
-      const content = (m as { content: Block[] }).content.filter((b) => !isEmptyText(b));
-      return content.length > 0 ? [{ ...(m as Block), content }] : [];
+    const last = out.messages.length - 1;
+    out.messages = out.messages.flatMap((m, i) => {
+      if (!hasEmptyText(m) || (i === last && (m as Block).role === "user")) return [m];
+      const content = (m as { content: Block[] | string }).content;
+      const kept = typeof content === "string" ? [] : content.filter((b) => !isEmptyText(b));
+      return kept.length > 0 ? [{ ...(m as Block), content: kept }] : [];
     });
   }
   // Ids another vendor made (Kimi's `functions.f:0`), in a history this gateway did not
@@ -946,7 +951,7 @@ export function passThroughRequest(
  * Context editing that clears thinking (Claude Code always asks `clear_thinking_20251015`)
  * requires thinking on: Anthropic answers 400 to it once thinking is off.
  */
-function withoutThinkingEdits(out: Record<string, unknown>): void {
+export function withoutThinkingEdits(out: Record<string, unknown>): void {
   const cm = out.context_management;
   if (!isObject(cm) || !Array.isArray(cm.edits)) return;
   const edits = cm.edits.filter((e) => !String((e as Block)?.type).startsWith("clear_thinking"));

@@ -867,6 +867,28 @@ Deno.test("passThroughRequest: empty text blocks (another vendor's empty answer,
     { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "ok" }] },
     { role: "user", content: [{ type: "text", text: "more" }] },
   ]);
+  // The string form too; but a blank last user turn stays (without it the answer before would
+  // be a prefill to continue, thinking off): Anthropic's own 400 says what is wrong.
+  const blankLast = {
+    max_tokens: 5000,
+    model: SLUG,
+    thinking: { type: "enabled", budget_tokens: 2048 },
+    messages: [
+      { role: "user", content: "Write a haiku" },
+      { role: "assistant", content: "" },
+      { role: "user", content: "again" },
+      { role: "assistant", content: [{ type: "text", text: "Leaves fall" }] },
+      { role: "user", content: [{ type: "text", text: "" }] },
+    ],
+  };
+  const kept = passThroughRequest(blankLast, UPSTREAM);
+  assert.deepEqual(kept.messages, [
+    { role: "user", content: "Write a haiku" },
+    { role: "user", content: "again" },
+    { role: "assistant", content: [{ type: "text", text: "Leaves fall" }] },
+    { role: "user", content: [{ type: "text", text: "" }] },
+  ]);
+  assert.deepEqual(kept.thinking, blankLast.thinking);
 });
 
 Deno.test("passThroughRequest: another vendor's reasoning is left out of the history, and thinking off for its tool turn", () => {

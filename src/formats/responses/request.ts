@@ -533,7 +533,9 @@ export function toOpenAIResponsesDialect(body: Obj): void {
   if (Array.isArray(body.input) && body.input.some((i) => isObject(i) && "format" in i)) {
     body.input = body.input.flatMap((i) => {
       if (!isObject(i) || !("format" in i)) return [i];
-      if (i.type === "reasoning" && i.format !== OPENAI_REASONING_FORMAT) return [];
+      // As toInternal reads it: a named format other than OpenAI's is another vendor's.
+      const foreign = typeof i.format === "string" && i.format !== OPENAI_REASONING_FORMAT;
+      if (i.type === "reasoning" && foreign) return [];
       const { format: _, ...item } = i;
       return [item];
     });

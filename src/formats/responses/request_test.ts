@@ -778,4 +778,13 @@ Deno.test("another vendor's reasoning from OpenRouter's responses API goes back 
     summary: [{ type: "summary_text", text: "thought" }],
     encrypted_content: "gAAAAAown",
   });
+  // A format that names no vendor (null) is read as OpenAI's, here as in toInternal.
+  const unnamed: Record<string, unknown> = {
+    model: "gpt-5.1",
+    input: [{ ...own, id: "rs_n", format: null }],
+  };
+  toOpenAIResponsesDialect(unnamed);
+  assert.deepEqual((unnamed.input as Record<string, unknown>[]).map((i) => [i.id, "format" in i]), [
+    ["rs_n", false],
+  ]);
 });
