@@ -3,6 +3,7 @@
  * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
  */
 import { openaiToolId } from "../tool_ids.ts";
+import { takesVerbosity } from "../openai_verbosity.ts";
 import { detailsOut, partsFromDetails } from "./reasoning_details.ts";
 import type {
   CacheControl,
@@ -647,6 +648,7 @@ export function toOpenAIDialect(body: Obj): void {
     body.reasoning_effort = r.effort;
   }
   for (const k of OPENROUTER_ONLY) delete body[k];
+  if (!takesVerbosity(body.model)) delete body.verbosity;
   if (typeof body.user === "string") body.user = upstreamUser(body.user);
   if (body.max_tokens != null) {
     body.max_completion_tokens ??= body.max_tokens;

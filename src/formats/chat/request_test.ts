@@ -452,6 +452,12 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
       { role: "user", content: [{ type: "text", text: "again" }] },
     ],
   });
+  // GPT-5's verbosity: kept for it, left out for the families that take only the default.
+  for (const [model, kept] of [["gpt-5.1", true], ["o3", false], ["gpt-4o-mini", false]] as const) {
+    const b: Record<string, unknown> = { model, messages: [], verbosity: "low" };
+    toOpenAIDialect(b);
+    assert.equal("verbosity" in b, kept, model);
+  }
   // What the client set in OpenAI's own terms wins.
   const own = { model: "m", messages: [], reasoning: { effort: "high" }, reasoning_effort: "low" };
   toOpenAIDialect(own);

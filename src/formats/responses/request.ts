@@ -59,6 +59,7 @@ import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
 import { forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { isObject, strings } from "../json.ts";
+import { takesVerbosity } from "../openai_verbosity.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -530,6 +531,10 @@ const OPENAI_REASONING_FORMAT = "openai-responses-v1";
  */
 export function toOpenAIResponsesDialect(body: Obj): void {
   for (const k of OPENROUTER_ONLY) delete body[k];
+  if (!takesVerbosity(body.model) && isObject(body.text) && "verbosity" in body.text) {
+    const { verbosity: _, ...text } = body.text;
+    body.text = text;
+  }
   if (Array.isArray(body.input) && body.input.some((i) => isObject(i) && "format" in i)) {
     body.input = body.input.flatMap((i) => {
       if (!isObject(i) || !("format" in i)) return [i];

@@ -730,6 +730,16 @@ Deno.test("toOpenAIResponsesDialect: OpenRouter's extensions dropped, reasoning 
   const own = { model: "m", reasoning: { effort: "high" } };
   toOpenAIResponsesDialect(own);
   assert.deepEqual(own, { model: "m", reasoning: { effort: "high" } });
+  // Codex's `low` verbosity: for GPT-5, not for the o-series, which take only the default.
+  const o3: Record<string, unknown> = {
+    model: "o3",
+    text: { verbosity: "low", format: { type: "text" } },
+  };
+  toOpenAIResponsesDialect(o3);
+  assert.deepEqual(o3.text, { format: { type: "text" } });
+  const gpt5: Record<string, unknown> = { model: "gpt-5.1-codex", text: { verbosity: "low" } };
+  toOpenAIResponsesDialect(gpt5);
+  assert.deepEqual(gpt5.text, { verbosity: "low" });
 });
 
 Deno.test("another vendor's reasoning from OpenRouter's responses API goes back only to OpenRouter", () => {
