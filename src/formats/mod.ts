@@ -85,8 +85,6 @@ export const chat: ClientFormat = {
   dropReasoning: (body) => {
     delete body.reasoning_effort;
     delete body.reasoning;
-    // GPT-5's answer-length setting: earlier models take only its default ("medium").
-    delete body.verbosity;
   },
   samplingFields: [
     "temperature",
@@ -173,12 +171,6 @@ export const responsesFormat: ClientFormat = {
     }
     if (Array.isArray(body.input)) {
       body.input = body.input.filter((i) => (i as { type?: unknown } | null)?.type !== "reasoning");
-    }
-    // GPT-5's answer-length setting (Codex sends `low`): earlier models take only "medium".
-    const text = body.text as Record<string, unknown> | null | undefined;
-    if (text && typeof text === "object" && "verbosity" in text) {
-      const { verbosity: _, ...rest } = text;
-      body.text = rest;
     }
   },
   createEncoder: responses.createResponsesEncoder,

@@ -4,6 +4,9 @@ import { newId } from "../lib/ids.ts";
 
 const ANTHROPIC_ID = /^[a-zA-Z0-9_-]+$/;
 
+/** Eight hex digits of an id's hash: rewritten ids that share a stem stay apart. */
+const shortHash = (id: string) => createHash("sha256").update(id).digest("hex").slice(0, 8);
+
 /**
  * A tool call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`). Other vendors' ids (Kimi's
  * `functions.get_weather:0`) are rewritten the same way every time, so a call and its
@@ -11,8 +14,7 @@ const ANTHROPIC_ID = /^[a-zA-Z0-9_-]+$/;
  */
 export function anthropicToolId(id: string): string {
   if (ANTHROPIC_ID.test(id)) return id;
-  const hash = createHash("sha256").update(id).digest("hex").slice(0, 8);
-  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${hash}`;
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${shortHash(id)}`;
 }
 
 /**
@@ -34,8 +36,7 @@ const OPENAI_ID_MAX = 40;
  */
 export function openaiToolId(id: string): string {
   if (id.length <= OPENAI_ID_MAX) return id;
-  const hash = createHash("sha256").update(id).digest("hex").slice(0, 8);
-  return `${id.slice(0, OPENAI_ID_MAX - 9)}_${hash}`;
+  return `${id.slice(0, OPENAI_ID_MAX - 9)}_${shortHash(id)}`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { estimateHold, type PriceTable } from "../billing/cost.ts";
 import { formatKopecksUp } from "../billing/money.ts";
 import { GatewayError, insufficientBalance } from "../http/gateway_error.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
+import { isObject } from "../formats/json.ts";
 import { newId } from "../lib/ids.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
@@ -99,8 +100,7 @@ const webSearchesMax = 1_000;
  */
 export function webSearchAllowance(body: Record<string, unknown>): number {
   // Chat's search option: as many as a search tool that names no cap.
-  const options = body.web_search_options;
-  let n = typeof options === "object" && options !== null ? DEFAULT_WEB_SEARCHES : 0;
+  let n = isObject(body.web_search_options) ? DEFAULT_WEB_SEARCHES : 0;
   if (!Array.isArray(body.tools)) return n;
   for (const t of body.tools) {
     const tool = t as { type?: unknown; max_uses?: unknown } | null;

@@ -3,7 +3,7 @@
  * (translated with `fromInternal`, or the client's own body with `passThroughRequest`).
  */
 import { openaiToolId } from "../tool_ids.ts";
-import { takesVerbosity } from "../openai_verbosity.ts";
+import { OPENROUTER_EXTENSIONS, takesVerbosity } from "../openai_dialect.ts";
 import { detailsOut, partsFromDetails } from "./reasoning_details.ts";
 import type {
   CacheControl,
@@ -605,28 +605,9 @@ export function passThroughRequest(body: Obj, upstreamModel: string): Obj {
 }
 
 /**
- * OpenRouter's extensions of the chat request, which OpenAI's own API refuses as unknown
- * parameters (400 "Unknown parameter"): clients of a gateway that speaks OpenRouter's dialect
- * send them to any model.
- */
-const OPENROUTER_ONLY = [
-  "reasoning",
-  "include_reasoning",
-  "usage",
-  "transforms",
-  "models",
-  "route",
-  "provider",
-  "plugins",
-  "top_k",
-  "top_a",
-  "min_p",
-  "repetition_penalty",
-  "cache_control",
-];
-/**
- * The same on messages: earlier turns' reasoning (OpenRouter's, DeepSeek's), and a cache mark
- * on the whole message (as `@ai-sdk/openai-compatible` clients put it).
+ * OpenRouter's extensions on messages (`openai_dialect.ts` names the request's): earlier turns'
+ * reasoning (OpenRouter's, DeepSeek's), and a cache mark on the whole message (as
+ * `@ai-sdk/openai-compatible` clients put it).
  */
 const OPENROUTER_MESSAGE_ONLY = [
   "reasoning",
@@ -640,14 +621,16 @@ const OPENROUTER_MESSAGE_ONLY = [
  * OpenAI equivalent is translated (`reasoning.effort` → `reasoning_effort`, `max_tokens` →
  * `max_completion_tokens`, which every OpenAI chat model takes and its reasoning models
  * require), the rest of OpenRouter's extensions and the `cache_control` marks (on parts,
- * messages, tool calls and tools) are dropped. Edits `body` (the upstream's own copy); the messages are copied where they change.
+ * messages, tool calls and tools) are dropped. Edits `body` (the upstream's own copy); the
+ * messages are copied where they change.
  */
 export function toOpenAIDialect(body: Obj): void {
   const r = body.reasoning;
   if (body.reasoning_effort == null && isObject(r) && typeof r.effort === "string") {
     body.reasoning_effort = r.effort;
   }
-  for (const k of OPENROUTER_ONLY) delete body[k];
+  delete body.reasoning; // translated above
+  for (const k of OPENROUTER_EXTENSIONS) delete body[k];
   if (!takesVerbosity(body.model)) delete body.verbosity;
   if (typeof body.user === "string") body.user = upstreamUser(body.user);
   if (body.max_tokens != null) {

@@ -882,10 +882,6 @@ function toolChoiceOut(
 // ---------------------------------------------------------------------------------------------
 // Pass-through
 
-/**
- * The client's body for a same-protocol upstream: `model` changes, and what Anthropic would
- * refuse in a history is mended (below).
- */
 const isEmptyText = (b: unknown) =>
   isObject(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() === "";
 
@@ -895,6 +891,10 @@ function hasEmptyText(m: unknown): boolean {
   return Array.isArray(m.content) && m.content.some(isEmptyText);
 }
 
+/**
+ * The client's body for a same-protocol upstream: `model` changes, and what Anthropic would
+ * refuse in a history is mended (below).
+ */
 export function passThroughRequest(
   body: Record<string, unknown>,
   upstreamModel: string,

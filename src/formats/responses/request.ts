@@ -59,7 +59,7 @@ import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
 import { forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { isObject, strings } from "../json.ts";
-import { takesVerbosity } from "../openai_verbosity.ts";
+import { OPENROUTER_EXTENSIONS, takesVerbosity } from "../openai_dialect.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -500,25 +500,9 @@ export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: 
 }
 
 /**
- * OpenRouter's extensions of the request, which OpenAI's responses API refuses as unknown
- * parameters (400): clients of a gateway that speaks OpenRouter's dialect send them to any
- * model. Its own `reasoning` keeps only what OpenAI takes (OpenRouter's `max_tokens`,
- * `enabled` and `exclude` have no counterpart there).
+ * What OpenAI's responses API takes of OpenRouter's `reasoning` (its `max_tokens`, `enabled`
+ * and `exclude` have no counterpart there).
  */
-const OPENROUTER_ONLY = [
-  "usage",
-  "provider",
-  "plugins",
-  "transforms",
-  "models",
-  "route",
-  "top_k",
-  "top_a",
-  "min_p",
-  "repetition_penalty",
-  "include_reasoning",
-  "cache_control",
-];
 const OPENAI_REASONING = ["effort", "summary", "generate_summary"];
 
 /** OpenRouter's `format` of OpenAI's own encrypted reasoning. */
@@ -530,7 +514,7 @@ const OPENAI_REASONING_FORMAT = "openai-responses-v1";
  * cannot decrypt.
  */
 export function toOpenAIResponsesDialect(body: Obj): void {
-  for (const k of OPENROUTER_ONLY) delete body[k];
+  for (const k of OPENROUTER_EXTENSIONS) delete body[k];
   if (!takesVerbosity(body.model) && isObject(body.text) && "verbosity" in body.text) {
     const { verbosity: _, ...text } = body.text;
     body.text = text;

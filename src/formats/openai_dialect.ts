@@ -1,4 +1,29 @@
 /**
+ * What OpenAI's own APIs (chat and responses) refuse that other upstreams take: OpenRouter's
+ * request extensions, and a verbosity its older models do not have.
+ */
+
+/**
+ * OpenRouter's extensions of a request, which OpenAI answers 400 "Unknown parameter" to:
+ * clients of a gateway that speaks OpenRouter's dialect send them to any model. (`reasoning`,
+ * also OpenRouter's on chat, is translated there rather than dropped.)
+ */
+export const OPENROUTER_EXTENSIONS = [
+  "include_reasoning",
+  "usage",
+  "transforms",
+  "models",
+  "route",
+  "provider",
+  "plugins",
+  "top_k",
+  "top_a",
+  "min_p",
+  "repetition_penalty",
+  "cache_control",
+];
+
+/**
  * OpenAI's `verbosity` (chat) and `text.verbosity` (responses) other than its default `medium`
  * are taken by GPT-5 and later only: GPT-4 models and the o-series answer 400 ("'verbosity'
  * does not support 'low' with this model. Supported values are: 'medium'"). Codex sends `low`
