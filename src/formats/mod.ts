@@ -2,7 +2,7 @@
  * The three client-side text formats as the pipeline sees them. Each is assembled from its
  * own folder; this file only wires names together.
  */
-import type { TextRequest } from "../events/text_request.ts";
+import { isPdfDataUrl, type TextRequest } from "../events/text_request.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
 import {
   badRequest,
@@ -23,16 +23,24 @@ import * as responses from "./responses/mod.ts";
 
 type Body = Record<string, unknown>;
 
-/** Image input only where the model takes it (spec: chat rules; the same for every format). */
+/**
+ * Image input only where the model takes it, and a PDF only where it takes files (spec: chat
+ * rules; the same for every format, as chat's own check has it): a PDF travels as an image
+ * part's data URL, but a model may read one and not the other (o3-mini reads files only).
+ */
 function checkImages(req: TextRequest, model: CatalogueModel): void {
-  if (model.architecture.input_modalities.includes("image")) return;
-  const hasImage = req.messages.some((m) =>
-    m.parts.some((p) =>
-      p.type === "image" || (p.type === "tool_result" && p.content.some((c) => c.type === "image"))
-    )
-  );
-  if (hasImage) {
-    throw badRequest(`model ${JSON.stringify(model.id)} does not accept image input`);
+  const inputs = model.architecture.input_modalities;
+  for (const m of req.messages) {
+    for (const p of m.parts) {
+      const media = p.type === "image" ? [p] : p.type === "tool_result" ? p.content : [];
+      for (const c of media) {
+        if (c.type !== "image") continue;
+        const input = isPdfDataUrl(c.url) ? "file" : "image";
+        if (!inputs.includes(input)) {
+          throw badRequest(`model ${JSON.stringify(model.id)} does not accept ${input} input`);
+        }
+      }
+    }
   }
 }
 
