@@ -288,3 +288,20 @@ Deno.test("web search (chat, anthropic upstream): web_search_options runs Claude
     });
   });
 });
+
+Deno.test("web search (messages, OpenAI gpt-5): Claude Code's search call, thinking off, is sent low effort, not minimal (which OpenAI refuses beside web_search)", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    // Claude Code's WebSearch tool on a model it does not know: an effort and no thinking.
+    await c.messages.create({
+      model: "openai/gpt-5",
+      max_tokens: 4000,
+      output_config: { effort: "high" },
+      tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 8 }],
+      messages: [{ role: "user", content: "Perform a web search [[mock:tokens=3,searches=1]]" }],
+    } as Anthropic.MessageCreateParamsNonStreaming);
+    const sent = g.mock.stats.calls[0];
+    assert.equal(sent.path, "/v1/responses");
+    assert.deepEqual((sent.body as { reasoning?: unknown }).reasoning, { effort: "low" });
+  });
+});

@@ -592,6 +592,10 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
   }
   if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   const reasoning = reasoningFromInternal(req.reasoning);
+  // OpenAI refuses its hosted search beside the least effort ("The following tools cannot be
+  // used with reasoning.effort 'minimal': web_search"), which is what reasoning turned off
+  // becomes on gpt-5 (Claude Code's WebSearch tool asks for no thinking): the next one up.
+  if (req.webSearch && reasoning?.effort === "minimal") reasoning.effort = "low";
   if (reasoning) {
     body.reasoning = reasoning;
     // Stateless multi-turn: the next request can only replay reasoning it was given.

@@ -798,3 +798,18 @@ Deno.test("another vendor's reasoning from OpenRouter's responses API goes back 
     ["rs_n", false],
   ]);
 });
+
+Deno.test("fromInternal: a hosted search gets at least low effort (OpenAI refuses it with minimal)", () => {
+  const base: TextRequest = {
+    model: "openai/gpt-5",
+    system: [],
+    stream: true,
+    messages: [{ role: "user", parts: [{ type: "text", text: "search" }] }],
+    reasoning: { effort: "minimal" },
+  };
+  const searched = fromInternal({ ...base, webSearch: { maxUses: 8 } }, "gpt-5");
+  assert.deepEqual(searched.reasoning, { effort: "low" });
+  assert.deepEqual(searched.tools, [{ type: "web_search" }]);
+  // Without the search, the least effort is what was asked.
+  assert.deepEqual(fromInternal(base, "gpt-5").reasoning, { effort: "minimal" });
+});
