@@ -24,7 +24,11 @@ import type { PriceTable } from "../billing/cost.ts";
 import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
-import { thinkingBudgetTokensMin, withoutThinkingEdits } from "../formats/messages/request.ts";
+import {
+  adaptiveAsBudget,
+  thinkingBudgetTokensMin,
+  withoutThinkingEdits,
+} from "../formats/messages/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
 import {
   badRequest,
@@ -561,6 +565,12 @@ async function attempt(
     }
     if (pass && c.provider.quirks.openrouterUsage) {
       keepBodyReasoning(upstreamBody, call.model.reasoning);
+    }
+    if (
+      pass && c.protocol === "anthropic-messages" &&
+      !c.provider.adaptiveThinking.some((g) => globMatch(g, call.model.id))
+    ) {
+      adaptiveAsBudget(upstreamBody);
     }
     proto.finishBody?.(upstreamBody, c.provider);
     const outcome = await send(

@@ -239,3 +239,55 @@ Deno.test("efforts: a model that must reason on OpenRouter may still have thinki
     assert.notEqual(body.thinking?.type, "enabled", JSON.stringify(body.thinking));
   }, { withoutKeys: ["OPENROUTER_API_KEY"] });
 });
+
+/** Claude Code's request to a model it does not know by name (an alias): the newest shape. */
+const claudeCodeBody = (model: string, messages: unknown[]) => ({
+  model,
+  max_tokens: 32000,
+  thinking: { type: "adaptive", display: "omitted" },
+  output_config: { effort: "high" },
+  context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+  tools: [{ name: "Bash", input_schema: { type: "object", properties: {} } }],
+  messages,
+});
+
+async function passThrough(g: TestGateway, body: unknown): Promise<Sent & Record<string, unknown>> {
+  g.mock.reset();
+  const r = await fetch(`${g.url}/v1/messages`, {
+    method: "POST",
+    headers: {
+      "x-api-key": g.key,
+      "anthropic-version": "2023-06-01",
+      "content-type": "application/json",
+    },
+    body: JSON.stringify(body),
+  });
+  assert.equal(r.status, 200, await r.text());
+  return g.mock.stats.calls[0].body as Sent & Record<string, unknown>;
+}
+
+Deno.test("adaptive thinking: a messages client's adaptive thinking reaches an older Claude model as a budget", async () => {
+  await withGateway(async (g) => {
+    const hi = [{ role: "user", content: "Think. [[mock:tokens=2]]" }];
+    // `~anthropic/claude-haiku-latest` is Haiku 4.5, which refuses adaptive thinking and effort.
+    const old = await passThrough(g, claudeCodeBody("~anthropic/claude-haiku-latest", hi));
+    assert.deepEqual(old.thinking, { type: "enabled", display: "omitted", budget_tokens: 16000 });
+    assert.equal(old.output_config, undefined, "the effort goes with the adaptive thinking");
+    assert.ok(old.context_management, "thinking is on: its edits stay");
+
+    // A model that thinks adaptively gets the body as sent.
+    const opus = await passThrough(g, claudeCodeBody("anthropic/claude-opus-4.7", hi));
+    assert.deepEqual(opus.thinking, { type: "adaptive", display: "omitted" });
+    assert.deepEqual(opus.output_config, { effort: "high" });
+
+    // A last tool turn without signed thinking takes no budget's thinking (Anthropic's 400).
+    const toolTurn = [
+      ...hi,
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+    ];
+    const tool = await passThrough(g, claudeCodeBody("~anthropic/claude-haiku-latest", toolTurn));
+    assert.equal(tool.thinking, undefined);
+    assert.equal(tool.context_management, undefined, "clear_thinking needs thinking on");
+  });
+});

@@ -948,6 +948,41 @@ export function passThroughRequest(
 }
 
 /**
+ * A pass-through body for a Claude model that does not think adaptively (those before Opus
+ * 4.6), in place. Claude Code asks adaptive thinking and an effort of every model it does not
+ * know by name, a catalogue alias such as `~anthropic/claude-haiku-latest` too; those models
+ * refuse both with a 400. The thinking becomes a budget for the effort (Anthropic's default,
+ * high, where none is named), at most half of `max_tokens`, and the effort goes: the budget
+ * says it. Thinking is off where no budget fits, or where a budget's thinking would need the
+ * signed thinking the last tool turn lacks (adaptive thinking did not).
+ */
+export function adaptiveAsBudget(out: Record<string, unknown>): void {
+  const t = out.thinking;
+  if (!isObject(t) || t.type !== "adaptive") return;
+  const oc = out.output_config;
+  const effort = isObject(oc) && typeof oc.effort === "string"
+    ? EFFORT_FROM_MESSAGES[oc.effort]
+    : undefined;
+  if (isObject(oc) && "effort" in oc) {
+    const { effort: _effort, ...rest } = oc;
+    if (Object.keys(rest).length > 0) out.output_config = rest;
+    else delete out.output_config;
+  }
+  const max = typeof out.max_tokens === "number" ? out.max_tokens : 0;
+  const byEffort = THINKING_BUDGET_BY_EFFORT[effort && effort !== "none" ? effort : "high"];
+  const budget = Math.min(byEffort, Math.floor(max / 2));
+  const unthought = Array.isArray(out.messages) && unthoughtFinalTurn(out.messages);
+  if (budget >= thinkingBudgetTokensMin && !unthought) {
+    // `display` and any other setting stay: older models take them with a budget.
+    const { type: _type, ...rest } = t;
+    out.thinking = { ...rest, type: "enabled", budget_tokens: budget };
+  } else {
+    delete out.thinking;
+    withoutThinkingEdits(out);
+  }
+}
+
+/**
  * Context editing that clears thinking (Claude Code always asks `clear_thinking_20251015`)
  * requires thinking on: Anthropic answers 400 to it once thinking is off.
  */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { TextRequest } from "../../events/text_request.ts";
 import {
+  adaptiveAsBudget,
   fromInternal,
   NON_STREAMING_MAX_TOKENS,
   passThroughRequest,
@@ -1412,4 +1413,28 @@ Deno.test("fromInternal: a client's mark inside a tool result counts as its own:
     UPSTREAM,
   );
   assert.equal(body.cache_control, undefined);
+});
+
+Deno.test("adaptiveAsBudget: the effort's budget, at most half of max_tokens; a schema stays", () => {
+  const body = (effort: string | undefined, max: number): Record<string, unknown> => ({
+    max_tokens: max,
+    thinking: { type: "adaptive" },
+    output_config: { effort, format: { type: "json_schema", schema: {} } },
+    messages: [{ role: "user", content: "q" }],
+  });
+  const low = body("low", 32000);
+  adaptiveAsBudget(low);
+  assert.deepEqual(low.thinking, { type: "enabled", budget_tokens: 1024 });
+  assert.deepEqual(low.output_config, { format: { type: "json_schema", schema: {} } });
+  const max = body("max", 100000);
+  adaptiveAsBudget(max);
+  assert.deepEqual(max.thinking, { type: "enabled", budget_tokens: 32768 });
+  // No budget of 1 024 or more fits half of this limit: thinking is off.
+  const tight = body(undefined, 2000);
+  adaptiveAsBudget(tight);
+  assert.equal(tight.thinking, undefined);
+  // A budget the client set is its own.
+  const own = { max_tokens: 9000, thinking: { type: "enabled", budget_tokens: 8000 } };
+  adaptiveAsBudget(own);
+  assert.deepEqual(own.thinking, { type: "enabled", budget_tokens: 8000 });
 });
