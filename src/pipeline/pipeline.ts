@@ -26,6 +26,7 @@ import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
 import {
   adaptiveAsBudget,
+  midSystemAsUser,
   thinkingBudgetTokensMin,
   withoutThinkingEdits,
 } from "../formats/messages/request.ts";
@@ -570,6 +571,7 @@ async function attempt(
       pass && c.protocol === "anthropic-messages" &&
       !c.provider.adaptiveThinking.some((g) => globMatch(g, call.model.id))
     ) {
+      midSystemAsUser(upstreamBody);
       adaptiveAsBudget(upstreamBody);
     }
     proto.finishBody?.(upstreamBody, c.provider);

@@ -291,3 +291,24 @@ Deno.test("adaptive thinking: a messages client's adaptive thinking reaches an o
     assert.equal(tool.context_management, undefined, "clear_thinking needs thinking on");
   });
 });
+
+Deno.test("mid-conversation system messages: an older Claude model gets their text in the user turn they follow", async () => {
+  await withGateway(async (g) => {
+    // Claude Code's first turn on a model it does not know by name.
+    const turn = [
+      { role: "user", content: [{ type: "text", text: "Hi. [[mock:tokens=2]]" }] },
+      { role: "system", content: [{ type: "text", text: "# Environment" }] },
+    ];
+    const old = await passThrough(g, claudeCodeBody("~anthropic/claude-haiku-latest", turn));
+    assert.deepEqual(old.messages, [{
+      role: "user",
+      content: [
+        { type: "text", text: "Hi. [[mock:tokens=2]]" },
+        { type: "text", text: "# Environment" },
+      ],
+    }]);
+    // The newest models take them: the body goes as sent.
+    const opus = await passThrough(g, claudeCodeBody("anthropic/claude-opus-4.8", turn));
+    assert.deepEqual(opus.messages, turn);
+  });
+});

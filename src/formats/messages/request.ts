@@ -983,6 +983,39 @@ export function adaptiveAsBudget(out: Record<string, unknown>): void {
 }
 
 /**
+ * A pass-through body for a Claude model before the adaptive ones, in place: a mid-conversation
+ * system message (Claude Code sends one to every model it does not know by name, an alias too)
+ * is taken only by the newest models, so its text joins the user turn it follows, where Claude
+ * Code puts the same text for a model it knows (a system message first is a user turn).
+ */
+export function midSystemAsUser(out: Record<string, unknown>): void {
+  const messages = out.messages;
+  if (!Array.isArray(messages) || !messages.some((m) => isObject(m) && m.role === "system")) {
+    return;
+  }
+  const folded: Block[] = [];
+  for (const m of messages as Block[]) {
+    if (m?.role !== "system") {
+      folded.push(m);
+      continue;
+    }
+    const text = blocksOf(m.content).filter((b) => b?.type === "text" && !isEmptyText(b));
+    if (text.length === 0) continue;
+    const last = folded.at(-1);
+    if (last?.role === "user") {
+      folded[folded.length - 1] = { ...last, content: [...blocksOf(last.content), ...text] };
+    } else folded.push({ role: "user", content: text });
+  }
+  out.messages = folded;
+}
+
+/** A message's content as blocks (a string is one text block). */
+function blocksOf(content: unknown): Block[] {
+  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  return Array.isArray(content) ? content as Block[] : [];
+}
+
+/**
  * Context editing that clears thinking (Claude Code always asks `clear_thinking_20251015`)
  * requires thinking on: Anthropic answers 400 to it once thinking is off.
  */

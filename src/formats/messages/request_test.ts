@@ -3,6 +3,7 @@ import type { TextRequest } from "../../events/text_request.ts";
 import {
   adaptiveAsBudget,
   fromInternal,
+  midSystemAsUser,
   NON_STREAMING_MAX_TOKENS,
   passThroughRequest,
   toInternal,
@@ -1437,4 +1438,31 @@ Deno.test("adaptiveAsBudget: the effort's budget, at most half of max_tokens; a 
   const own = { max_tokens: 9000, thinking: { type: "enabled", budget_tokens: 8000 } };
   adaptiveAsBudget(own);
   assert.deepEqual(own.thinking, { type: "enabled", budget_tokens: 8000 });
+});
+
+Deno.test("midSystemAsUser: system text joins the user turn before it, or stands as one", () => {
+  const out: Record<string, unknown> = {
+    messages: [
+      { role: "system", content: "first" },
+      { role: "user", content: "q" },
+      {
+        role: "system",
+        content: [{ type: "text", text: "env", cache_control: { type: "ephemeral" } }],
+      },
+      { role: "assistant", content: "a" },
+      { role: "system", content: "" },
+    ],
+  };
+  midSystemAsUser(out);
+  assert.deepEqual(out.messages, [
+    { role: "user", content: [{ type: "text", text: "first" }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "q" },
+        { type: "text", text: "env", cache_control: { type: "ephemeral" } },
+      ],
+    },
+    { role: "assistant", content: "a" },
+  ]);
 });
