@@ -28,6 +28,7 @@ import {
   adaptiveAsBudget,
   midSystemAsUser,
   thinkingBudgetTokensMin,
+  withoutEffort,
   withoutThinkingEdits,
 } from "../formats/messages/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
@@ -573,6 +574,9 @@ async function attempt(
     ) {
       midSystemAsUser(upstreamBody);
       adaptiveAsBudget(upstreamBody);
+      if (!c.provider.effortBeforeAdaptive.some((g) => globMatch(g, call.model.id))) {
+        withoutEffort(upstreamBody);
+      }
     }
     proto.finishBody?.(upstreamBody, c.provider);
     const outcome = await send(

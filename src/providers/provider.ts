@@ -138,6 +138,11 @@ const providerSchema = z.strictObject({
    */
   adaptiveThinking: z.array(z.string()).default([]),
   /**
+   * Slug patterns of Anthropic models before the adaptive ones that take
+   * `output_config.effort` (Opus 4.5); the others refuse it with a 400.
+   */
+  effortBeforeAdaptive: z.array(z.string()).default([]),
+  /**
    * Reasoning efforts each model takes (efforts.ts): every call is sent the nearest, a
    * pass-through's own field too.
    * The first entry whose patterns name the slug applies; a model none names takes any.

@@ -271,7 +271,7 @@ Deno.test("adaptive thinking: a messages client's adaptive thinking reaches an o
     const hi = [{ role: "user", content: "Think. [[mock:tokens=2]]" }];
     // `~anthropic/claude-haiku-latest` is Haiku 4.5, which refuses adaptive thinking and effort.
     const old = await passThrough(g, claudeCodeBody("~anthropic/claude-haiku-latest", hi));
-    assert.deepEqual(old.thinking, { type: "enabled", display: "omitted", budget_tokens: 16000 });
+    assert.deepEqual(old.thinking, { type: "enabled", budget_tokens: 16000 });
     assert.equal(old.output_config, undefined, "the effort goes with the adaptive thinking");
     assert.ok(old.context_management, "thinking is on: its edits stay");
 
@@ -310,5 +310,33 @@ Deno.test("mid-conversation system messages: an older Claude model gets their te
     // The newest models take them: the body goes as sent.
     const opus = await passThrough(g, claudeCodeBody("anthropic/claude-opus-4.8", turn));
     assert.deepEqual(opus.messages, turn);
+  });
+});
+
+Deno.test("effort: a messages pass-through leaves out output_config.effort for a Claude model before Opus 4.5, keeps it for Opus 4.5 and later", async () => {
+  await withGateway(async (g) => {
+    // Claude Code's WebSearch call to a model it does not know by name: an effort, no thinking.
+    const body = (model: string) => ({
+      model,
+      max_tokens: 4000,
+      output_config: {
+        effort: "high",
+        format: { type: "json_schema", schema: { type: "object" } },
+      },
+      messages: [{ role: "user", content: "Search. [[mock:tokens=2]]" }],
+    });
+    const haiku = await passThrough(g, body("~anthropic/claude-haiku-latest"));
+    assert.deepEqual(haiku.output_config, {
+      format: { type: "json_schema", schema: { type: "object" } },
+    });
+    const sonnet = await passThrough(g, {
+      ...body("anthropic/claude-sonnet-4.5"),
+      output_config: { effort: "low" },
+    });
+    assert.equal(sonnet.output_config, undefined);
+    const opus45 = await passThrough(g, body("anthropic/claude-opus-4.5"));
+    assert.equal((opus45.output_config as { effort?: string }).effort, "high");
+    const opus47 = await passThrough(g, body("anthropic/claude-opus-4.7"));
+    assert.equal((opus47.output_config as { effort?: string }).effort, "high");
   });
 });

@@ -963,23 +963,34 @@ export function adaptiveAsBudget(out: Record<string, unknown>): void {
   const effort = isObject(oc) && typeof oc.effort === "string"
     ? EFFORT_FROM_MESSAGES[oc.effort]
     : undefined;
-  if (isObject(oc) && "effort" in oc) {
-    const { effort: _effort, ...rest } = oc;
-    if (Object.keys(rest).length > 0) out.output_config = rest;
-    else delete out.output_config;
-  }
+  withoutEffort(out);
   const max = typeof out.max_tokens === "number" ? out.max_tokens : 0;
   const byEffort = THINKING_BUDGET_BY_EFFORT[effort && effort !== "none" ? effort : "high"];
   const budget = Math.min(byEffort, Math.floor(max / 2));
   const unthought = Array.isArray(out.messages) && unthoughtFinalTurn(out.messages);
   if (budget >= thinkingBudgetTokensMin && !unthought) {
-    // `display` and any other setting stay: older models take them with a budget.
-    const { type: _type, ...rest } = t;
+    // `display` came with adaptive thinking (the newest models omit the text unless asked):
+    // an older model shows it by default, and its budget form is sent as this gateway's own
+    // transcoder sends it, without one. Any other setting stays.
+    const { type: _type, display: _display, ...rest } = t;
     out.thinking = { ...rest, type: "enabled", budget_tokens: budget };
   } else {
     delete out.thinking;
     withoutThinkingEdits(out);
   }
+}
+
+/**
+ * `output_config.effort` left out, in place (the rest of `output_config` stays): Claude Code
+ * asks an effort of a model it does not know by name with thinking off too (its WebSearch
+ * call), and models before Opus 4.5 refuse one.
+ */
+export function withoutEffort(out: Record<string, unknown>): void {
+  const oc = out.output_config;
+  if (!isObject(oc) || !("effort" in oc)) return;
+  const { effort: _effort, ...rest } = oc;
+  if (Object.keys(rest).length > 0) out.output_config = rest;
+  else delete out.output_config;
 }
 
 /**
