@@ -57,6 +57,8 @@ export class Meter {
   deltas = 0;
   /** Output tokens as counted from the deltas, for when the upstream never says. */
   countedOutput = 0;
+  /** Web searches the upstream ran, as relayed (`web_search` events), for when it never says. */
+  countedSearches = 0;
   finish?: FinishReason;
   error?: GatewayError;
   firstTokenAt?: number;
@@ -99,6 +101,9 @@ export class Meter {
         break;
       case "tool_call_start":
         this.firstTokenAt ??= performance.now();
+        break;
+      case "web_search":
+        this.countedSearches++;
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, e.usage);
@@ -153,6 +158,13 @@ export class Meter {
       }
       if (u.output === undefined) {
         u.output = this.countedOutput;
+        source = "counted";
+      }
+      // An answer cut before its end never says how many searches it ran (the count comes with
+      // its last usage), yet those relayed were run and are billed upstream: counted, as output
+      // is. A finished answer's own figure stands, none included.
+      if (u.webSearches === undefined && this.finish === undefined && this.countedSearches > 0) {
+        u.webSearches = this.countedSearches;
         source = "counted";
       }
     }

@@ -305,3 +305,42 @@ Deno.test("web search (messages, OpenAI gpt-5): Claude Code's search call, think
     assert.deepEqual((sent.body as { reasoning?: unknown }).reasoning, { effort: "low" });
   });
 });
+
+for (const [path, model] of [["/v1/messages", CLAUDE], ["/v1/responses", GPT]]) {
+  Deno.test(`web search (${path}): a stream cut after its searches ran bills them, counted`, async () => {
+    await withGateway(async (g) => {
+      // The count comes with the answer's last usage, which a cut stream never sends; the
+      // searches relayed before the cut were run, and the upstream bills them.
+      const cut = async (n: number) => {
+        const marker = `[[mock:tokens=20,searches=${n},cut=3]]`;
+        const body = path === "/v1/messages"
+          ? {
+            model,
+            max_tokens: 64,
+            stream: true,
+            tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 5 }],
+            messages: [{ role: "user", content: `news? ${marker}` }],
+          }
+          : { model, stream: true, tools: [{ type: "web_search" }], input: `news? ${marker}` };
+        const res = await fetch(`${g.url}${path}`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${g.key}`,
+            "content-type": "application/json",
+            "anthropic-version": "2023-06-01",
+          },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        if (n > 0) assert.match(text, /web_search/, "the searches reached the client");
+        await g.settled();
+        return (await g.store.getGeneration(g.accountId, res.headers.get("x-generation-id")!))!;
+      };
+      const searched = await cut(2);
+      const plain = await cut(0);
+      assert.equal(searched.status, "failed");
+      assert.equal(searched.usageSource, "counted");
+      assertSearchDebit(searched.cost, plain.cost, searchesNano(g, 2));
+    });
+  });
+}
