@@ -5,7 +5,9 @@
  *   API, with the gateway keeping the sequences, streaming or not, as a messages client's
  *   `stop_sequences` are kept;
  * - settings a vendor bills at other than the catalogue's prices (`service_tier`, `speed`,
- *   `inference_geo`) are left out.
+ *   `inference_geo`) are left out;
+ * - OpenRouter's model fallbacks (`models`, `route`), billed at the model that answered, are
+ *   left out.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -661,3 +663,37 @@ Deno.test("a responses body with OpenRouter's extensions reaches OpenAI without 
     assert.deepEqual(openai.reasoning, { effort: "low" });
   });
 });
+
+for (const path of ["/v1/chat/completions", "/v1/responses"]) {
+  Deno.test(`${path} to OpenRouter: the client's model fallbacks (models, route) are not sent`, async () => {
+    await withGateway(async (g) => {
+      // OpenRouter bills the model that answered: a fallback to a dearer model than the one
+      // held for would be debited far past its hold.
+      const body = path === "/v1/chat/completions"
+        ? {
+          model: "deepseek/deepseek-chat",
+          max_tokens: 50,
+          messages: [{ role: "user", content: "hi [[mock:tokens=3]]" }],
+          models: ["openai/o1-pro"],
+          route: "fallback",
+        }
+        : {
+          model: "deepseek/deepseek-chat",
+          max_output_tokens: 50,
+          input: "hi [[mock:tokens=3]]",
+          models: ["openai/o1-pro"],
+          route: "fallback",
+        };
+      const res = await fetch(`${g.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 200, await res.text());
+      const sent = g.mock.stats.calls[0].body as Record<string, unknown>;
+      assert.equal(sent.model, "deepseek/deepseek-chat");
+      assert.equal(sent.models, undefined);
+      assert.equal(sent.route, undefined);
+    });
+  });
+}
