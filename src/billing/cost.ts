@@ -120,6 +120,18 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
   return parts;
 }
 
+/**
+ * The largest debit the ledger can record (its bigint columns). A reported cost past it is
+ * unreadable, not a debit: refused by the store, it would fail its settlement batch on every
+ * retry, and every settlement queued behind it would never land.
+ */
+const debitMax = 2n ** 63n - 1n;
+
+/** A USD amount as nano-roubles debited: at the rate, with the markup, rounded up once. */
+function debitNano(usd: Dec, rates: Rates): bigint {
+  return ceilNano(mul(mul(usd, rates.usdRub), rates.markupFactor));
+}
+
 /** The always-present parts of `cost_details`; the others appear when non-zero. */
 const ALWAYS = new Set(["upstream_inference_input_cost", "upstream_inference_output_cost"]);
 
@@ -142,7 +154,7 @@ export function computeCost(
     try {
       reported = parseDec(usage.costUsd);
     } catch { /* an unreadable upstream figure falls back to the price table */ }
-    if (reported && reported.n >= 0n) {
+    if (reported && reported.n >= 0n && debitNano(reported, rates) <= debitMax) {
       if (isZero(totalUsd)) {
         for (const k of Object.keys(parts)) parts[k] = ZERO;
         parts.upstream_inference_input_cost = reported;
@@ -150,7 +162,7 @@ export function computeCost(
       totalUsd = reported;
     }
   }
-  const nano = ceilNano(mul(mul(totalUsd, rates.usdRub), rates.markupFactor));
+  const nano = debitNano(totalUsd, rates);
   const details: Record<string, number> = {};
   for (const [k, usd] of Object.entries(parts)) {
     let rubNano = roundNano(mul(usd, rates.usdRub));

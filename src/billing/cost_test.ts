@@ -51,6 +51,12 @@ Deno.test("the upstream's own reported cost wins over the price table", () => {
   assert.equal(r.details.upstream_inference_output_cost, 0.2);
 });
 
+Deno.test("a reported cost past what the ledger can record falls back to the price table", () => {
+  // 1e11 USD is 1.1e22 nano-roubles here, past a bigint column: the store would refuse it.
+  const r = computeCost({ input: 1000, output: 500, costUsd: "100000000000" }, prices, rates);
+  assert.equal(r.nano, computeCost({ input: 1000, output: 500 }, prices, rates).nano);
+});
+
 Deno.test("unknown usage costs nothing but the request price", () => {
   assert.equal(computeCost({}, { ...prices, request: "0.01" }, rates).nano, 1_100_000_000n);
 });
