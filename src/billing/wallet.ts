@@ -43,7 +43,7 @@ export class MemoryQuota implements Quota {
   constructor(private readonly store: Store, backlog = backlogRows) {
     this.#batches = new SettlementBatches(
       (batch) => store.recordSettled(batch),
-      (item, applied) => this.#landed(item, applied),
+      (item) => this.#landed(item),
       backlog,
     );
     this.#journal = new Journal(store, () => this.#open.values(), (fn) => this.#batches.serial(fn));
@@ -116,17 +116,21 @@ export class MemoryQuota implements Quota {
     return this.flush();
   }
 
-  #landed({ open, settlement }: Settled, applied: boolean) {
+  #landed({ open, settlement }: Settled) {
     const a = this.#accounts.get(open.accountId);
     const k = a?.keys.get(open.keyId);
     const cost = settlement.cost;
+    // Applied or not, the cost is in the store now: a row the batch found written already is
+    // this wallet's own earlier write of it (a commit whose reply was lost, or a batch retried
+    // after a late settlement of another of its rows failed), and no re-read of the account
+    // can have seen it since, the batch holding the lane that re-reads go through.
     if (a) {
       a.pending -= cost;
-      if (applied) a.stored -= cost;
+      a.stored -= cost;
     }
     if (k) {
       k.pending -= cost;
-      if (applied) k.stored += cost;
+      k.stored += cost;
     }
   }
 

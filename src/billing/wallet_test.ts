@@ -169,6 +169,32 @@ for (const { name, open: openStore } of await testStores()) {
     }
   });
 
+  Deno.test(`${name}: wallet counts a batch that committed though its reply was lost`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 10_000n);
+      let losses = 1;
+      const lossy = withRecordSettled(
+        store,
+        (real) => async (items: Parameters<Store["recordSettled"]>[0]) => {
+          const written = await real(items);
+          if (losses-- > 0) throw new Error("connection reset after the commit");
+          return written;
+        },
+      );
+      const q = new MemoryQuota(lossy);
+      assert.equal(await q.reserve(open(1_000n, "gen_l1")), true);
+      // The retry finds the row written: not applied again, yet its debit stands.
+      assert.equal(await q.settle(settlement("gen_l1", 9_000n)), false);
+      assert.equal((await store.getAccount(account.id))!.balance, 1_000n);
+      assert.equal(await q.reserve(open(1_001n, "gen_l2")), false, "1 000 left holds no 1 001");
+      assert.equal(await q.reserve(open(1_000n, "gen_l3")), true);
+      await q.settle(settlement("gen_l3", 0n));
+    } finally {
+      await store.close();
+    }
+  });
+
   Deno.test(`${name}: wallet gathers settlements that arrive while a batch is written`, async () => {
     const store = await openStore();
     try {
