@@ -59,15 +59,28 @@ const STREAM_CODE_STATUS: Record<string, number> = {
   image_file_not_found: 400,
 };
 
-/** An error object from an `error` event or a `response.failed` response. */
+/** The API's code for an error in `STREAM_CODE_STATUS`, or undefined. */
+const streamCode = (code: string | undefined) =>
+  code !== undefined && Object.hasOwn(STREAM_CODE_STATUS, code) ? code : undefined;
+
+/**
+ * An error object from an `error` event or a `response.failed` response. A code the client
+ * can act on is kept for the gateway's own `error` event and `response.failed`: Codex tells a
+ * full context window (`context_length_exceeded`) from other refusals only by it.
+ */
 export function decodeResponsesStreamError(error: unknown): GatewayError {
   const up = readUpstreamError({ error });
-  const status = STREAM_CODE_STATUS[up.code ?? ""] ?? STREAM_CODE_STATUS[up.type ?? ""];
+  const code = streamCode(up.code) ?? streamCode(up.type);
+  const status = code === undefined ? undefined : STREAM_CODE_STATUS[code];
   if (status === 429) {
-    return new GatewayError(429, upstreamMessage(up, "rate limited by the model provider"));
+    return new GatewayError(429, upstreamMessage(up, "rate limited by the model provider"), {
+      code,
+    });
   }
   if (status === 400) {
-    return new GatewayError(400, upstreamMessage(up, "the model provider rejected the request"));
+    return new GatewayError(400, upstreamMessage(up, "the model provider rejected the request"), {
+      code,
+    });
   }
   if (QUOTA.test(`${up.code ?? ""} ${up.type ?? ""}`)) {
     return providerError("the model provider's quota for the gateway is exhausted");
@@ -79,9 +92,12 @@ export function decodeResponsesStreamError(error: unknown): GatewayError {
 
 /**
  * The string `code` of a response object's `error` for a gateway error, from the values the
- * API documents (clients such as Codex branch on them).
+ * API documents (clients such as Codex branch on them): the error's own code where it is one
+ * of them (an upstream's `context_length_exceeded`), else one for its status.
  */
 export function responsesErrorCode(e: GatewayError): string {
+  const own = streamCode(e.code);
+  if (own !== undefined && STREAM_CODE_STATUS[own] === e.status) return own;
   switch (e.status) {
     case 400:
       return "invalid_prompt";

@@ -110,3 +110,23 @@ Deno.test("streamError: an overloaded provider is this endpoint's 502 in the str
   const none = streamError(new GatewayError(503, "no provider"));
   assert.equal((none.error as { code: number }).code, 503, "no provider at all stays 503");
 });
+
+Deno.test("decodeResponsesStreamError: a full context window keeps its code for the client (Codex branches on it)", async () => {
+  const { responsesErrorCode, streamError } = await import("./errors.ts");
+  const message = "Your input exceeds the context window of this model.";
+  for (
+    const error of [
+      { code: "context_length_exceeded", message },
+      { type: "invalid_request_error", code: "context_length_exceeded", message, param: "input" },
+    ]
+  ) {
+    const e = decodeResponsesStreamError(error);
+    assert.equal(e.status, 400);
+    assert.equal(responsesErrorCode(e), "context_length_exceeded");
+    assert.equal(streamError(e).code, "context_length_exceeded");
+  }
+  const limited = decodeResponsesStreamError({ code: "rate_limit_exceeded", message: "slow" });
+  assert.equal(responsesErrorCode(limited), "rate_limit_exceeded");
+  const other = decodeResponsesStreamError({ code: "invalid_prompt", message: "flagged" });
+  assert.equal(responsesErrorCode(other), "invalid_prompt");
+});

@@ -147,3 +147,22 @@ Deno.test("pass-through: a non-streaming body gets model, cost and output_text",
   assert.deepEqual(out.usage, { ...upstream.usage, cost: 0.5, cost_details: cost.details });
   assert.deepEqual(out.output, upstream.output);
 });
+
+Deno.test("pass-through: an upstream's context_length_exceeded reaches the client under that code", () => {
+  const message = "Your input exceeds the context window of this model.";
+  const created = { id: "resp_1", object: "response", status: "in_progress", output: [] };
+  const failed = {
+    ...created,
+    status: "failed",
+    error: { code: "context_length_exceeded", message },
+  };
+  const sse = [
+    { type: "response.created", sequence_number: 0, response: created },
+    { type: "response.failed", sequence_number: 1, response: failed },
+  ].map((d) => `event: ${d.type}\ndata: ${JSON.stringify(d)}\n\n`).join("");
+  const fs = frames(passThrough(new TextEncoder().encode(sse), "whole"));
+  const error = fs.find(([n]) => n === "error")![1];
+  assert.equal(error.code, "context_length_exceeded");
+  const r = fs.find(([n]) => n === "response.failed")![1].response as Record<string, unknown>;
+  assert.deepEqual(r.error, { code: "context_length_exceeded", message });
+});
