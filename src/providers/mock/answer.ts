@@ -25,10 +25,14 @@ export type Finish = "stop" | "length" | "content_filter" | "tool";
 
 export interface ToolCall {
   name: string;
-  /** The whole arguments JSON text. */
+  /** The whole arguments JSON text (a custom tool's: its free-form input). */
   args: string;
   /** `args` split into the streamed pieces (at least three). */
   chunks: string[];
+  /** A responses `custom` tool: called with text, not JSON. */
+  custom?: boolean;
+  /** The responses `namespace` the tool was declared in. */
+  namespace?: string;
 }
 
 export interface AnswerUsage {
@@ -83,6 +87,10 @@ export interface AnswerInput {
 export interface DeclaredTool {
   name: string;
   schema?: unknown;
+  /** A responses `custom` tool (free-form input, e.g. Codex's `apply_patch`). */
+  custom?: boolean;
+  /** The responses `namespace` it is a member of (Codex's MCP servers, sub-agents). */
+  namespace?: string;
 }
 
 /** Characters per delta of a JSON answer. */
@@ -152,8 +160,17 @@ export function buildAnswer(a: AnswerInput): Answer {
     const name = i === 0
       ? c.tool ?? a.tools[0]?.name ?? "mock_tool"
       : a.tools[i]?.name ?? tools[0].name;
-    const args = JSON.stringify(argumentsFor(a.tools.find((t) => t.name === name)?.schema, i + 1));
-    tools.push({ name, args, chunks: split(args, Math.ceil(args.length / 4)) });
+    const declared = a.tools.find((t) => t.name === name);
+    const args = declared?.custom
+      ? `mock input ${i + 1}`
+      : JSON.stringify(argumentsFor(declared?.schema, i + 1));
+    tools.push({
+      name,
+      args,
+      chunks: split(args, Math.ceil(args.length / 4)),
+      ...(declared?.custom ? { custom: true } : {}),
+      ...(declared?.namespace ? { namespace: declared.namespace } : {}),
+    });
   }
 
   const cacheRead = c.cacheRead ?? 0;

@@ -3,7 +3,8 @@
  * `event: <type>\ndata: <json>\n\n`, every payload with its `sequence_number`;
  * response.created and response.in_progress, then per output item
  * output_item.added … output_item.done (reasoning with summary deltas, message with
- * content part and output_text deltas, function_call with arguments deltas), then
+ * content part and output_text deltas, function_call with arguments deltas — with its
+ * `namespace` for a namespace's member —, custom_tool_call with input deltas), then
  * response.completed (or response.incomplete for `length`/`content_filter`).
  */
 import type { Answer, AnswerInput, DeclaredTool } from "./answer.ts";
@@ -17,6 +18,7 @@ const ids = (a: Answer) => ({
   rs: "rs_" + alnum(a.seed ^ 0x1111, 48),
   msg: "msg_" + alnum(a.seed ^ 0x2222, 48),
   fc: (i: number) => "fc_" + alnum(a.seed + i + 1, 48),
+  ctc: (i: number) => "ctc_" + alnum(a.seed + i + 1, 48),
   call: (i: number) => "call_" + alnum(a.seed + i + 101, 24),
 });
 
@@ -110,7 +112,7 @@ function items(
   withSources: boolean,
   withEncrypted = false,
 ): Items {
-  const { rs, msg, fc, call } = ids(a);
+  const { rs, msg, fc, ctc, call } = ids(a);
   const out: Items = { calls: [], searches: [] };
   for (let i = 0; i < a.usage.webSearches; i++) {
     const action: Record<string, unknown> = { type: "search", query: `mock search ${i + 1}` };
@@ -142,14 +144,26 @@ function items(
     };
   }
   a.tools.forEach((t, i) =>
-    out.calls.push({
-      id: fc(i),
-      type: "function_call",
-      status: "completed",
-      arguments: t.args,
-      call_id: call(i),
-      name: t.name,
-    })
+    out.calls.push(
+      t.custom
+        ? {
+          id: ctc(i),
+          type: "custom_tool_call",
+          status: "completed",
+          call_id: call(i),
+          name: t.name,
+          input: t.args,
+        }
+        : {
+          id: fc(i),
+          type: "function_call",
+          status: "completed",
+          arguments: t.args,
+          call_id: call(i),
+          name: t.name,
+          ...(t.namespace ? { namespace: t.namespace } : {}),
+        },
+    )
   );
   return out;
 }
@@ -244,14 +258,16 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
   a.tools.forEach((t, i) => {
     const call = it.calls[i];
     const item = `"item_id":"${call.id}","output_index":${index}`;
+    // A custom tool's input streams as text; a function's arguments as JSON text.
+    const [field, events] = t.custom
+      ? ["input", "response.custom_tool_call_input"]
+      : ["arguments", "response.function_call_arguments"];
     meta(
       "response.output_item.added",
-      `,"output_index":${index},"item":${j({ ...call, status: "in_progress", arguments: "" })}`,
+      `,"output_index":${index},"item":${j({ ...call, status: "in_progress", [field]: "" })}`,
     );
-    for (const d of t.chunks) {
-      content("response.function_call_arguments.delta", `,${item},"delta":${q(d)}`);
-    }
-    meta("response.function_call_arguments.done", `,${item},"arguments":${q(t.args)}`);
+    for (const d of t.chunks) content(`${events}.delta`, `,${item},"delta":${q(d)}`);
+    meta(`${events}.done`, `,${item},"${field}":${q(t.args)}`);
     meta("response.output_item.done", `,"output_index":${index++},"item":${j(call)}`);
   });
 
@@ -295,12 +311,26 @@ export function responsesWhole(a: Answer, body: Record<string, unknown>): string
   );
 }
 
-/** Functions declared in a responses request's `tools`. */
+/**
+ * Tools declared in a responses request's `tools`, a namespace's members under their own
+ * name (as the API calls them, with the `namespace` beside it).
+ */
 export function responsesTools(body: Record<string, unknown>): DeclaredTool[] {
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.flatMap((t) => {
+  return declaredTools(body.tools);
+}
+
+function declaredTools(tools: unknown, namespace?: string): DeclaredTool[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.flatMap((t): DeclaredTool[] => {
     const d = obj(t);
-    return typeof d.name === "string" ? [{ name: d.name, schema: d.parameters }] : [];
+    if (typeof d.name !== "string") return [];
+    if (d.type === "namespace") return declaredTools(d.tools, d.name);
+    return [{
+      name: d.name,
+      schema: d.parameters,
+      ...(d.type === "custom" ? { custom: true } : {}),
+      ...(namespace ? { namespace } : {}),
+    }];
   });
 }
 

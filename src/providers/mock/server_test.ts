@@ -328,6 +328,55 @@ Deno.test("responses: reasoning summary deltas and a function call", async () =>
   });
 });
 
+Deno.test("responses: a custom tool is called with text input, a namespace's member with its namespace (Codex's apply_patch, MCP tools)", async () => {
+  await withMock(async (m) => {
+    const tools = [
+      { type: "custom", name: "apply_patch", description: "edit files", format: { type: "text" } },
+      {
+        type: "namespace",
+        name: "mcp__srv",
+        description: "an MCP server",
+        tools: [{
+          type: "function",
+          name: "echo",
+          parameters: { type: "object", properties: { text: { type: "string" } } },
+        }],
+      },
+    ];
+    const call = async (marker: string) => {
+      const events = sse(
+        await (await post(m, "/v1/responses", {
+          model: "gpt-5",
+          input: marker,
+          tools,
+          stream: true,
+        }))
+          .text(),
+      );
+      return { events, done: JSON.parse(events.at(-1)!.data).response.output.at(-1) };
+    };
+
+    const patch = await call("[[mock:tool=apply_patch]]");
+    const deltas = patch.events.filter((e) => e.event === "response.custom_tool_call_input.delta")
+      .map((e) => JSON.parse(e.data).delta);
+    assert.ok(deltas.length >= 3);
+    assert.ok(!patch.events.some((e) => e.event?.startsWith("response.function_call")));
+    const added = JSON.parse(
+      patch.events.find((e) => e.event === "response.output_item.added")!.data,
+    ).item;
+    assert.deepEqual([added.type, added.input], ["custom_tool_call", ""]);
+    assert.equal(patch.done.type, "custom_tool_call");
+    assert.equal(patch.done.name, "apply_patch");
+    assert.equal(patch.done.input, deltas.join(""));
+    assert.equal(typeof patch.done.call_id, "string");
+
+    const echo = await call("[[mock:tool=echo]]");
+    assert.equal(echo.done.type, "function_call");
+    assert.deepEqual([echo.done.namespace, echo.done.name], ["mcp__srv", "echo"]);
+    assert.equal(typeof JSON.parse(echo.done.arguments).text, "string");
+  });
+});
+
 Deno.test("embeddings: deterministic unit vectors, float and base64 agree, usage=none", async () => {
   await withMock(async (m) => {
     const f = await (await post(m, "/v1/embeddings", { model: "e", input: ["a", "bb"] })).json();
