@@ -431,7 +431,11 @@ Deno.test("chat (streaming): an upstream silent after its headers gets the statu
       await res.body?.cancel().catch(() => {});
       await waitFor("the upstream call cancelled", () => upstream.seen.cancelled > 0 || undefined);
       assert.ok(Date.now() - t0 < 3500, "cancelled before the upstream spoke");
-      const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+      // The settlement is recorded in the wallet's next batch, a moment after the cancel.
+      const gen = await waitFor(
+        "the generation recorded",
+        async () => (await g.store.listGenerations(g.accountId, { limit: 1 }))[0],
+      );
       assert.equal((await settledGeneration(g, g.accountId, gen.id)).status, "cancelled");
       assert.equal(upstream.seen.calls, 1, "no second provider was asked");
     }, {
