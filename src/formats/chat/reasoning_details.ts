@@ -20,6 +20,33 @@ const ANTHROPIC_FORMAT = "anthropic-claude-v1";
 /** OpenRouter's name for OpenAI's encrypted reasoning (a responses item's `encrypted_content`). */
 const OPENAI_FORMAT = "openai-responses-v1";
 
+/**
+ * The vendor (slug prefix) whose signed or encrypted reasoning each of OpenRouter's `format`s
+ * holds: OpenRouter's
+ * [formats](https://openrouter.ai/docs/sdks/go/api-reference/models/reasoningformat) other
+ * than `unknown`. Azure serves OpenAI's models.
+ */
+const FORMAT_VENDOR: Record<string, string> = {
+  [OPENAI_FORMAT]: "openai/",
+  "azure-openai-responses-v1": "openai/",
+  [ANTHROPIC_FORMAT]: "anthropic/",
+  "google-gemini-v1": "google/",
+  "xai-responses-v1": "x-ai/",
+};
+
+/**
+ * Whether reasoning of OpenRouter's `format` is another vendor's than model `slug`'s (a client
+ * that switched models mid-conversation sends back the earlier model's). Each vendor reads only
+ * its own: Gemini refuses a thought signature it did not issue ("Thought signature is not
+ * valid"), Anthropic a foreign thinking signature, OpenAI reasoning encrypted for another
+ * organisation. A router (`openrouter/auto`) may answer with any vendor's model: nothing is
+ * foreign to it, nor is reasoning of a format not named here.
+ */
+export function foreignFormat(format: unknown, slug: string): boolean {
+  const vendor = typeof format === "string" ? FORMAT_VENDOR[format] : undefined;
+  return vendor !== undefined && !slug.startsWith("openrouter/") && !slug.startsWith(vendor);
+}
+
 /** The fields of an entry a seal keeps (its text is the reasoning text the client has). */
 const KEPT = ["type", "format", "id", "index", "signature", "data"] as const;
 
@@ -74,11 +101,12 @@ export function forOpenAI(v: string | undefined): string | undefined {
  * An assistant turn's `reasoning_details` (for OpenRouter, or a chat client): every sealed
  * entry as it came (with its part's text); for an Anthropic model, raw signatures and redacted
  * data as Anthropic entries; for an OpenAI model, OpenAI's encrypted reasoning as its
- * `openai-responses-v1` entry. Empty when the turn has none.
+ * `openai-responses-v1` entry. Empty when the turn has none. With the upstream model's `slug`,
+ * a sealed entry of another vendor's format (an earlier model's) is left out.
  */
 export function detailsOut(
   parts: readonly ReasoningPart[],
-  model: { anthropic: boolean; openai: boolean },
+  model: { anthropic: boolean; openai: boolean; slug?: string },
 ): Obj[] {
   const out: Obj[] = [];
   for (const p of parts) {
@@ -86,6 +114,7 @@ export function detailsOut(
     if (!value) continue;
     const sealed = openDetail(value);
     if (sealed) {
+      if (model.slug !== undefined && foreignFormat(sealed.format, model.slug)) continue;
       out.push(sealed.type === "reasoning.text" ? { ...sealed, text: p.text } : sealed);
     } else if (OPENAI_ENCRYPTED.test(value)) {
       // OpenAI's reasoning, served through its responses API: sent back, it goes back there

@@ -114,6 +114,48 @@ Deno.test("reasoning details: a Claude client's tool round on Gemini goes back t
   assert.equal(toClaude.thinking, undefined);
 });
 
+Deno.test("reasoning details: a client that switched models sends OpenRouter no other vendor's entries", () => {
+  const events = decodeStream(createChatDecoder(), openRouterStream(), "whole");
+  const req = messages.toInternal(
+    validateMessagesRequest({
+      model: "anthropic/claude-sonnet-4.5",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "list files" },
+        { role: "assistant", content: claudeBlocks(events) },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "tool_0", content: "a.txt" }],
+        },
+      ],
+    }),
+    "anthropic/claude-sonnet-4.5",
+  );
+  // Gemini's thought signatures, to Claude through OpenRouter: Anthropic cannot verify them.
+  for (const slug of ["anthropic/claude-sonnet-4.5", "openai/gpt-5", "deepseek/deepseek-r1"]) {
+    const body = fromInternal(req, slug, { openrouterReasoning: true });
+    const assistant = (body.messages as Record<string, unknown>[])[1];
+    assert.equal(assistant.reasoning_details, undefined, slug);
+    assert.equal(assistant.reasoning, "Let me look", "the text is still the model's to read");
+  }
+  // A router may pick Gemini again; and Gemini itself gets them.
+  for (const slug of ["openrouter/auto", "google/gemini-2.5-pro"]) {
+    const body = fromInternal(req, slug, { openrouterReasoning: true });
+    const assistant = (body.messages as Record<string, unknown>[])[1];
+    assert.deepEqual(assistant.reasoning_details, GEMINI_DETAILS, slug);
+  }
+  // OpenAI's encrypted reasoning (a turn of openai/* through OpenRouter) goes to OpenAI only.
+  const openai = partsFromDetails([
+    { type: "reasoning.encrypted", data: "gAAAAAx", format: "openai-responses-v1", id: "rs_1" },
+  ], undefined);
+  assert.deepEqual(detailsOut(openai, { anthropic: false, openai: false, slug: "google/g" }), []);
+  assert.equal(
+    detailsOut(openai, { anthropic: false, openai: true, slug: "openai/gpt-5" }).length,
+    1,
+  );
+  assert.equal(detailsOut(openai, { anthropic: true, openai: true }).length, 1, "to a client");
+});
+
 Deno.test("reasoning details: Anthropic's own entries through OpenRouter replay to Anthropic", () => {
   const sig = sealDetail({
     type: "reasoning.text",

@@ -378,11 +378,7 @@ export function fromInternal(
     if (m.role === "user") pushUser(messages, m.parts);
     else {
       messages.push(
-        assistantMessage(
-          m.parts,
-          options.openrouterReasoning === true,
-          upstreamModel.slice(0, upstreamModel.indexOf("/") + 1),
-        ),
+        assistantMessage(m.parts, options.openrouterReasoning === true, upstreamModel),
       );
     }
   }
@@ -519,7 +515,7 @@ function pushUser(out: Obj[], parts: Part[]): void {
   out.push({ role: "user", content: onlyText ? rest[0].text : rest });
 }
 
-function assistantMessage(parts: Part[], withReasoning: boolean, vendor: string): Obj {
+function assistantMessage(parts: Part[], withReasoning: boolean, slug: string): Obj {
   const texts: TextPart[] = [];
   const calls: Obj[] = [];
   const reasonings: ReasoningPart[] = [];
@@ -540,9 +536,15 @@ function assistantMessage(parts: Part[], withReasoning: boolean, vendor: string)
   const msg: Obj = { role: "assistant", content: texts.length > 0 ? textContent(texts) : null };
   if (calls.length > 0) msg.tool_calls = calls;
   if (withReasoning && reasoning !== "") msg.reasoning = reasoning;
-  // OpenRouter's signed and encrypted reasoning goes back as it came (other vendors' own).
+  // OpenRouter's signed and encrypted reasoning goes back as it came (other vendors' own), to
+  // the vendor that issued it only.
+  const vendor = slug.slice(0, slug.indexOf("/") + 1);
   const details = withReasoning
-    ? detailsOut(reasonings, { anthropic: vendor === "anthropic/", openai: vendor === "openai/" })
+    ? detailsOut(reasonings, {
+      anthropic: vendor === "anthropic/",
+      openai: vendor === "openai/",
+      slug,
+    })
     : [];
   if (details.length > 0) msg.reasoning_details = details;
   return msg;
