@@ -7,7 +7,9 @@
  * - settings a vendor bills at other than the catalogue's prices (`service_tier`, `speed`,
  *   `inference_geo`) are left out;
  * - OpenRouter's model fallbacks (`models`, `route`), billed at the model that answered, are
- *   left out.
+ *   left out;
+ * - reasoning items of another vendor than the model's (a client that switched models) do
+ *   not reach OpenRouter's responses API.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -697,3 +699,56 @@ for (const path of ["/v1/chat/completions", "/v1/responses"]) {
     });
   });
 }
+
+Deno.test("a responses client that switched from an OpenAI model: OpenRouter gets no other vendor's reasoning items", async () => {
+  await withGateway(async (g) => {
+    // Codex's history after turns of openai/gpt-5.x (OpenAI's own items carry no `format`),
+    // and one of Gemini through OpenRouter's responses API (which names its format).
+    const input = [
+      { type: "message", role: "user", content: "list files [[mock:tokens=2]]" },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "Listing" }],
+        encrypted_content: "gAAAAABfernet-of-openai",
+      },
+      { type: "function_call", call_id: "call_1", name: "ls", arguments: "{}" },
+      { type: "function_call_output", call_id: "call_1", output: "a.txt" },
+      {
+        type: "reasoning",
+        id: "rs_2",
+        summary: [],
+        encrypted_content: "CiQB-gemini-thought-signature",
+        format: "google-gemini-v1",
+      },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "a.txt" }] },
+      { type: "message", role: "user", content: "and now?" },
+    ];
+    const sentFor = async (model: string) => {
+      const res = await fetch(`${g.baseURL}/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          input,
+          tools: [{ type: "function", name: "ls", parameters: { type: "object" } }],
+          include: ["reasoning.encrypted_content"],
+          reasoning: { effort: "medium" },
+        }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      await g.mock.idle();
+      const call = g.mock.stats.calls.at(-1)!;
+      assert.equal(call.protocol, "responses", "OpenRouter's responses API, passed through");
+      const items = (call.body as { input: { type: string; id?: string }[] }).input;
+      return items.filter((i) => i.type === "reasoning").map((i) => i.id);
+    };
+    assert.deepEqual(await sentFor("google/gemini-2.5-pro"), ["rs_2"]);
+    assert.deepEqual(await sentFor("anthropic/claude-sonnet-4.5"), []);
+    assert.deepEqual(await sentFor("deepseek/deepseek-r1"), []);
+    assert.deepEqual(await sentFor("openai/gpt-5.1"), ["rs_1"]);
+    // A router may answer with either vendor's model: it gets them all.
+    assert.deepEqual(await sentFor("openrouter/auto"), ["rs_1", "rs_2"]);
+  }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] });
+});

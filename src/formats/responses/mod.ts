@@ -17,6 +17,7 @@ export {
   toOpenAIResponsesDialect,
   upstreamsFor,
   withoutClientToolSearch,
+  withoutForeignReasoning,
 } from "./request.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";

@@ -55,8 +55,8 @@ import type {
   ResponsesRequest,
   ResponsesToolChoice,
 } from "./schema.ts";
-import { isSealedReasoning, openSealedReasoning } from "./sealed_reasoning.ts";
-import { forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
+import { isSealedReasoning, OPENAI_ENCRYPTED, openSealedReasoning } from "./sealed_reasoning.ts";
+import { foreignFormat, forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
 import { isObject, strings } from "../json.ts";
 import { OPENROUTER_EXTENSIONS, takesVerbosity } from "../openai_dialect.ts";
@@ -535,6 +535,27 @@ export function toOpenAIResponsesDialect(body: Obj): void {
       Object.entries(r).filter(([k]) => OPENAI_REASONING.includes(k)),
     );
   }
+}
+
+/**
+ * A pass-through body for OpenRouter's responses API: no reasoning item of another vendor than
+ * the model's. A client that switched models mid-conversation (Codex, from openai/gpt-5.x to
+ * a Gemini) sends back the earlier model's items: OpenAI's encrypted reasoning (its own items
+ * name no `format`; their content is a Fernet token) or an item OpenRouter gave with another
+ * vendor's `format`. The model cannot read them, so leaving them out loses nothing; sent, they
+ * risk the whole call: OpenRouter replays an item's encrypted content to the model's vendor as
+ * its signature, and a vendor refuses one it did not issue (see `foreignFormat`).
+ */
+export function withoutForeignReasoning(body: Obj): void {
+  const slug = body.model;
+  if (typeof slug !== "string" || !Array.isArray(body.input)) return;
+  const foreign = (i: unknown) => {
+    if (!isObject(i) || i.type !== "reasoning") return false;
+    const openai = typeof i.encrypted_content === "string" &&
+      OPENAI_ENCRYPTED.test(i.encrypted_content);
+    return foreignFormat(i.format ?? (openai ? OPENAI_REASONING_FORMAT : undefined), slug);
+  };
+  if (body.input.some(foreign)) body.input = body.input.filter((i) => !foreign(i));
 }
 
 function unsendableReasoning(item: InputItem): boolean {

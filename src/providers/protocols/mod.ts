@@ -132,6 +132,7 @@ const openaiResponses: UpstreamProtocol = {
       ? openrouterDialect(body, (b) => {
         responses.allowedToolsAsSubset(b);
         responses.withoutClientToolSearch(b);
+        responses.withoutForeignReasoning(b);
       })
       : (standardTier(body), responses.toOpenAIResponsesDialect(body)),
   createDecoder: responses.createResponsesDecoder,
