@@ -4,6 +4,7 @@
  */
 import type { Usage } from "../events/usage.ts";
 import { decimalString, num, obj } from "./json.ts";
+import { add, formatDec, parseDec } from "../billing/money.ts";
 
 /** The token figures of `Usage`. */
 type Figure = Exclude<keyof Usage, "costUsd">;
@@ -13,7 +14,8 @@ export type UsageFields = { readonly [F in Figure]?: readonly string[] };
 
 /**
  * A usage object → internal usage: the figures at `fields` that are finite numbers, and the
- * USD `cost` OpenRouter adds (as a decimal string); fields not reported stay undefined.
+ * USD `cost` OpenRouter adds (as a decimal string, see `reportedCost`); fields not reported
+ * stay undefined.
  */
 export function readUsage(raw: unknown, fields: UsageFields): Usage | undefined {
   const u = obj(raw);
@@ -25,7 +27,24 @@ export function readUsage(raw: unknown, fields: UsageFields): Usage | undefined 
     const n = num(v);
     if (n !== undefined) out[figure] = n;
   }
-  const cost = num(u.cost);
-  if (cost !== undefined) out.costUsd = decimalString(cost);
+  const cost = reportedCost(u);
+  if (cost !== undefined) out.costUsd = cost;
   return out;
+}
+
+/**
+ * What a call cost by OpenRouter's usage: its `cost`, what it charged — and, on a call it ran
+ * with the operator's own provider key (`is_byok`), what that provider charged the key,
+ * `cost_details.upstream_inference_cost`, which `cost` leaves out (it is OpenRouter's fee
+ * alone, nothing at all within the free allowance:
+ * https://openrouter.ai/docs/use-cases/usage-accounting). The call's price is both.
+ */
+function reportedCost(u: Record<string, unknown>): string | undefined {
+  const cost = num(u.cost);
+  if (cost === undefined) return undefined;
+  const upstream = u.is_byok === true
+    ? num(obj(u.cost_details)?.upstream_inference_cost)
+    : undefined;
+  if (upstream === undefined || upstream < 0) return decimalString(cost);
+  return formatDec(add(parseDec(decimalString(cost)), parseDec(decimalString(upstream))));
 }

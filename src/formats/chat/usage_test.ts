@@ -27,6 +27,27 @@ Deno.test("usageFromChat: every figure mapped, unreported ones stay undefined", 
   assert.equal(usageFromChat([1]), undefined);
 });
 
+Deno.test("usageFromChat: a call OpenRouter ran on the operator's own provider key costs its fee and the provider's charge", () => {
+  const usage = (u: Record<string, unknown>) =>
+    usageFromChat({ prompt_tokens: 194, completion_tokens: 2, ...u })?.costUsd;
+  // BYOK: `cost` is OpenRouter's fee; the provider charged the operator's key the rest.
+  assert.equal(
+    usage({ cost: 0.0001, is_byok: true, cost_details: { upstream_inference_cost: 0.0019 } }),
+    "0.002",
+  );
+  assert.equal(
+    usage({ cost: 0, is_byok: true, cost_details: { upstream_inference_cost: 0.02 } }),
+    "0.02",
+  );
+  // Otherwise `cost` is the whole charge (OpenRouter may repeat it as the upstream's).
+  assert.equal(
+    usage({ cost: 0.002, is_byok: false, cost_details: { upstream_inference_cost: 0.002 } }),
+    "0.002",
+  );
+  assert.equal(usage({ cost: 0.002, cost_details: { upstream_inference_cost: 0.002 } }), "0.002");
+  assert.equal(usage({ is_byok: true, cost_details: { upstream_inference_cost: 1 } }), undefined);
+});
+
 Deno.test("usageToChat: token figures, totals, cost and cost_details", () => {
   const cost = { cost: 0.5, details: { upstream_inference_input_cost: 0.1 }, usage: {} };
   assert.deepEqual(usageToChat({ ...cost, usage: { input: 10, output: 4, cacheWrite: 2 } }), {
