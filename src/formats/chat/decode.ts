@@ -86,6 +86,10 @@ class ChatFold {
   /**
    * OpenRouter's `reasoning_details`: only signatures and encrypted reasoning are new here,
    * each sealed with the entry it came in, so that it can go back to OpenRouter as it was.
+   * Either ends its block (a signature comes last in Claude's thinking block, an encrypted
+   * entry is a block of its own): a block holds one of them, as a responses client's reasoning
+   * item holds one `encrypted_content`, and later reasoning is a block of its own, not text
+   * added to one already signed.
    */
   reasoningDetails(details: unknown[], emit: Emit): void {
     for (const d of details) {
@@ -94,10 +98,12 @@ class ChatFold {
       if (str(o.signature)) {
         this.#openReasoning(emit);
         emit({ type: "reasoning_signature", signature: sealDetail(o) });
+        this.#endReasoning(emit);
       }
       if (o.type === "reasoning.encrypted" && str(o.data)) {
         this.#openReasoning(emit);
         emit({ type: "reasoning_redacted", data: sealDetail(o) });
+        this.#endReasoning(emit);
       }
     }
   }

@@ -95,13 +95,15 @@ Deno.test("chat decoder: OpenRouter reasoning_details signatures and encrypted d
       "[DONE]",
     ),
   );
-  // Each value sealed with its entry, to go back to OpenRouter as it came.
+  // Each value sealed with its entry, to go back to OpenRouter as it came; each ends its block.
   const sig = events[3] as { signature: string };
-  const data = events[4] as { data: string };
-  assert.deepEqual(events.slice(1, 6), [
+  const data = events[6] as { data: string };
+  assert.deepEqual(events.slice(1, 8), [
     { type: "reasoning_start" },
     { type: "reasoning_delta", delta: "abc" },
     { type: "reasoning_signature", signature: sig.signature },
+    { type: "reasoning_end" },
+    { type: "reasoning_start" },
     { type: "reasoning_redacted", data: data.data },
     { type: "reasoning_end" },
   ]);

@@ -14,6 +14,8 @@ import {
   sealDetail,
 } from "./reasoning_details.ts";
 import { decodeStream } from "./test_support.ts";
+import { encodeResponsesBody } from "../responses/encode.ts";
+import * as responses from "../responses/request.ts";
 
 /** A Gemini tool round as OpenRouter streams it: signed text, an encrypted thought signature. */
 const GEMINI_DETAILS = [
@@ -112,6 +114,33 @@ Deno.test("reasoning details: a Claude client's tool round on Gemini goes back t
   assert.ok(!sent.includes('thinking"'), sent);
   assert.ok(!sent.includes("redacted_thinking"), sent);
   assert.equal(toClaude.thinking, undefined);
+});
+
+Deno.test("reasoning details: a responses client's tool round on Gemini goes back to OpenRouter whole", () => {
+  const events = decodeStream(createChatDecoder(), openRouterStream(), "whole");
+  const tools = [{ type: "function", name: "ls", parameters: { type: "object" } }];
+  const answer = encodeResponsesBody(events, { cost: 0, details: {}, usage: {} }, {
+    id: "gen-1",
+    model: "google/gemini-3.7-flash",
+    created: 0,
+    clientBody: { tools },
+  }) as { output: unknown[] };
+  // Codex sends the answer's items back with the tool's output.
+  const req = responses.toInternal(
+    {
+      model: "google/gemini-3.7-flash",
+      input: [
+        { type: "message", role: "user", content: "list files" },
+        ...answer.output,
+        { type: "function_call_output", call_id: "tool_0", output: "a.txt" },
+      ],
+      tools,
+    } as Parameters<typeof responses.toInternal>[0],
+    "google/gemini-3.7-flash",
+  );
+  const body = fromInternal(req, "google/gemini-3.7-flash", { openrouterReasoning: true });
+  const assistant = (body.messages as Record<string, unknown>[])[1];
+  assert.deepEqual(assistant.reasoning_details, GEMINI_DETAILS);
 });
 
 Deno.test("reasoning details: a client that switched models sends OpenRouter no other vendor's entries", () => {
