@@ -114,6 +114,8 @@ export function decodeOpenAIError(
     return new GatewayError(429, msg("rate limited by the model provider"), { retryAfter });
   }
   if (status >= 400 && status < 500) {
+    const cause = providerCause(body);
+    if (cause) return new GatewayError(400, sanitizeMessage(`${up.message}: ${cause}`));
     return new GatewayError(400, msg("the model provider rejected the request"));
   }
   // An overloaded provider (503, 529) that said when to come back: the client hears it too.
@@ -134,6 +136,28 @@ const SECRET_PATTERNS: [RegExp, string][] = [
   // Anything long and unbroken enough to be a token (JWTs, hex keys).
   [/[A-Za-z0-9_+=-]{40,}/g, "***"],
 ];
+
+/**
+ * What the model's vendor said, where OpenRouter refused a request with its bare "Provider
+ * returned error" and put the vendor's own error in `error.metadata.raw` (Gemini's "function
+ * call … is missing a thought_signature", a context too long): without it the client learns
+ * nothing it could act on. The vendor's message when `raw` holds its error body, else `raw`.
+ */
+function providerCause(body: unknown): string | undefined {
+  if (typeof body === "string") {
+    try {
+      return providerCause(JSON.parse(body));
+    } catch {
+      return undefined;
+    }
+  }
+  const e = (body as Obj | null)?.error as Obj | null | undefined;
+  const raw = (e?.metadata as Obj | null | undefined)?.raw;
+  if (typeof e?.message !== "string" || typeof raw !== "string" || raw.trim() === "") {
+    return undefined;
+  }
+  return readUpstreamError(raw, UPSTREAM_MESSAGE_CHARS_MAX).message ?? raw;
+}
 
 /** Removes anything that looks like a credential or account id from an upstream message. */
 export function sanitizeMessage(message: string): string {

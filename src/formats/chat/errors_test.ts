@@ -35,6 +35,30 @@ const CASES: [string, number, unknown, number, RegExp][] = [
     /rejected the gateway's request/,
   ],
   [
+    "OpenRouter's bare provider error says what the vendor said (its metadata.raw)",
+    400,
+    {
+      error: {
+        message: "Provider returned error",
+        code: 400,
+        metadata: {
+          raw: JSON.stringify({
+            error: {
+              code: 400,
+              message: "Unable to submit request because function call `ls` in the 2. content " +
+                "block is missing a `thought_signature`.",
+              status: "INVALID_ARGUMENT",
+            },
+          }),
+          provider_name: "Google",
+        },
+      },
+      user_id: "user_2sxOYVmS9AcRqi12cDDGyhs8tTa",
+    },
+    400,
+    /^Provider returned error: Unable to submit request because .* missing a `thought_signature`\.$/,
+  ],
+  [
     "a moderation refusal stays a 403",
     403,
     {
