@@ -2,11 +2,11 @@
  * Request → plan, for every endpoint. The only place that knows which wire format renders
  * which endpoint and how markers turn into faults and delays.
  */
-import { buildAnswer, type MockDefaults } from "./answer.ts";
+import { type Answer, buildAnswer, type MockDefaults } from "./answer.ts";
 import { chatFormat, chatStream, chatTools, chatWhole, wantsChatReasoning } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
-import { vendorError } from "./errors.ts";
+import { contextError, vendorError } from "./errors.ts";
 import { imageRequest, imagesBody, imageUrls, imageUsage } from "./images.ts";
 import {
   messagesFormat,
@@ -18,6 +18,7 @@ import {
 import { errorPlan, type Plan, streamPlan, wholePlan } from "./plan.ts";
 import {
   responsesFormat,
+  responsesOverflowStream,
   responsesStream,
   responsesTools,
   responsesWhole,
@@ -204,6 +205,7 @@ function textPlan(p: PlanInput): Plan {
       : wantsChatReasoning(body),
   });
   const d = delays(p);
+  if (p.controls.overflow) return overflowPlan(protocol, answer, body, p.controls, d);
   if (body.stream === true) {
     const parts = protocol === "chat"
       ? chatStream(answer, body)
@@ -246,4 +248,21 @@ function toolResults(body: Record<string, unknown>, protocol: Protocol): number 
     }
   }
   return n;
+}
+
+/**
+ * A prompt past the context window: the vendor's 400, before any byte, except a streamed
+ * responses call, which OpenAI fails in the stream (`fail` at the first content event).
+ */
+function overflowPlan(
+  protocol: Protocol,
+  answer: Answer,
+  body: Record<string, unknown>,
+  c: Controls,
+  d: { firstMs: number; everyMs: number },
+): Plan {
+  if (protocol === "responses" && body.stream === true) {
+    return streamPlan(responsesOverflowStream(answer, body), { ...c, fail: 0 }, answer, d);
+  }
+  return errorPlan(400, contextError(protocol, answer.usage.input));
 }

@@ -24,6 +24,11 @@ export interface Controls {
   steps?: number;
   /** Answer this HTTP status with the vendor's error body, before any byte. */
   error?: number;
+  /**
+   * The prompt is past the model's context window: the vendor's 400 for it (the responses
+   * API, streaming, says it in the stream after `response.created`, as OpenAI does).
+   */
+  overflow?: boolean;
   /** After this many content events, reset the connection (no terminal event). */
   cut?: number;
   /** After this many content events, send the vendor's in-stream error event and end. */
@@ -125,6 +130,9 @@ function set(c: Controls, key: string, v: string): void {
       return;
     case "echo":
       c.echo = v !== "0" && v !== "false";
+      return;
+    case "overflow":
+      c.overflow = v !== "0" && v !== "false";
       return;
     case "model":
       if (/^[A-Za-z0-9_.:\/-]{1,100}$/.test(v)) c.model = v;

@@ -76,3 +76,41 @@ export function anthropicError(status: number, message?: string): string {
 export function vendorError(vendor: Vendor, status: number, message?: string): string {
   return vendor === "anthropic" ? anthropicError(status, message) : openaiError(status, message);
 }
+
+/** Context windows the mock's overflow answers name (Claude's and GPT-4o's). */
+const ANTHROPIC_CONTEXT_TOKENS = 200_000;
+const OPENAI_CONTEXT_TOKENS = 128_000;
+
+/** The responses API's words for an input past the context window (no counts). */
+export const RESPONSES_CONTEXT_MESSAGE =
+  "Your input exceeds the context window of this model. Please adjust your input and try again.";
+
+/**
+ * A prompt past the model's context window, as each API refuses it with a 400: Anthropic's
+ * "prompt is too long: N tokens > M maximum", OpenAI chat's and responses' code
+ * `context_length_exceeded` (with `param`; chat's for any other protocol). `promptTokens` is
+ * what the prompt held: the
+ * refusal counts it on top of a full window.
+ */
+export function contextError(protocol: string, promptTokens: number): string {
+  if (protocol === "messages") {
+    const n = ANTHROPIC_CONTEXT_TOKENS + promptTokens;
+    return anthropicError(
+      400,
+      `prompt is too long: ${n} tokens > ${ANTHROPIC_CONTEXT_TOKENS} maximum`,
+    );
+  }
+  const message = protocol === "responses"
+    ? RESPONSES_CONTEXT_MESSAGE
+    : `This model's maximum context length is ${OPENAI_CONTEXT_TOKENS} tokens. However, your ` +
+      `messages resulted in ${OPENAI_CONTEXT_TOKENS + promptTokens} tokens. Please reduce the ` +
+      "length of the messages.";
+  return JSON.stringify({
+    error: {
+      message,
+      type: "invalid_request_error",
+      param: protocol === "responses" ? "input" : "messages",
+      code: "context_length_exceeded",
+    },
+  });
+}

@@ -10,6 +10,7 @@
 import type { Answer, AnswerInput, DeclaredTool } from "./answer.ts";
 import { Frames, type StreamParts } from "./plan.ts";
 import { alnum, CREATED, obj, q } from "./util.ts";
+import { RESPONSES_CONTEXT_MESSAGE } from "./errors.ts";
 
 const FAIL_MESSAGE = "The server had an error while processing your request. Sorry about that!";
 
@@ -282,16 +283,55 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
   return {
     frames: f.finish(),
     tailStart,
-    fail(sent: number) {
-      const failed = response(a, body, "failed", [], {
-        usage: null,
-        error: { code: "server_error", message: FAIL_MESSAGE },
-      });
-      return `event: error\ndata: {"type":"error","sequence_number":${sent},"error":{"type":"server_error",` +
-        `"code":"server_error","message":${q(FAIL_MESSAGE)},"param":null}}\n\n` +
-        `event: response.failed\ndata: {"type":"response.failed","sequence_number":${sent + 1},` +
-        `"response":${j(failed)}}\n\n`;
-    },
+    fail: (sent: number) => failFrames(a, body, sent, SERVER_ERROR),
+  };
+}
+
+interface StreamErrorFields {
+  type: string;
+  code: string;
+  message: string;
+  param: string | null;
+}
+
+const SERVER_ERROR: StreamErrorFields = {
+  type: "server_error",
+  code: "server_error",
+  message: FAIL_MESSAGE,
+  param: null,
+};
+
+/** The `error` event and `response.failed` that end a failed stream. */
+function failFrames(
+  a: Answer,
+  body: Record<string, unknown>,
+  sent: number,
+  e: StreamErrorFields,
+): string {
+  const j = JSON.stringify;
+  const failed = response(a, body, "failed", [], {
+    usage: null,
+    error: { code: e.code, message: e.message },
+  });
+  return `event: error\ndata: {"type":"error","sequence_number":${sent},"error":${j(e)}}\n\n` +
+    `event: response.failed\ndata: {"type":"response.failed","sequence_number":${sent + 1},` +
+    `"response":${j(failed)}}\n\n`;
+}
+
+/**
+ * A streamed input past the context window: OpenAI answers 200, `response.created` and
+ * `response.in_progress`, then the error and `response.failed` with `context_length_exceeded`.
+ */
+export function responsesOverflowStream(a: Answer, body: Record<string, unknown>): StreamParts {
+  return {
+    ...responsesStream(a, body),
+    fail: (sent) =>
+      failFrames(a, body, sent, {
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+        message: RESPONSES_CONTEXT_MESSAGE,
+        param: "input",
+      }),
   };
 }
 
