@@ -134,6 +134,8 @@ function stopNeed(stop: unknown): UpstreamNeed | undefined {
 export const messagesFormat: ClientFormat = {
   name: "messages",
   envelope: "messages",
+  // A context overflow in Anthropic's words, whichever provider refused it (Claude Code compacts).
+  clientError: messages.asPromptTooLong,
   sameProtocol: "anthropic-messages",
   outputLimitField: "max_tokens",
   validate: (body) => void messages.validateMessagesRequest(body),

@@ -78,6 +78,27 @@ const MODERATION = /moderat|flagged|content[ _-]?policy|safety/i;
 export const OUR_CREDIT = /credit balance|billing|purchase credits/i;
 
 /**
+ * The code of a prompt past the model's context window (OpenAI's, kept on the gateway's
+ * error): Codex tells a full context window only by it, and the messages endpoint answers it
+ * in Anthropic's words (messages/errors.ts).
+ */
+export const CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded";
+
+/**
+ * How providers refuse a prompt past the context window: OpenAI's code, its chat wording
+ * ("This model's maximum context length is…", GPT-5's "Input tokens exceed the configured
+ * limit…"), its responses wording ("Your input exceeds the context window…"), OpenRouter's
+ * ("This endpoint's maximum context length is…"), Anthropic's ("prompt is too long: …").
+ */
+const CONTEXT_OVERFLOW =
+  /context_length_exceeded|maximum context length|exceeds the context window|input tokens exceed the configured limit|prompt is too long/i;
+
+/** Whether an upstream's error (its code, type and message together) is a context overflow. */
+export function isContextOverflow(words: string): boolean {
+  return CONTEXT_OVERFLOW.test(words);
+}
+
+/**
  * Maps an upstream error response (status and parsed JSON body, or its text) to the error
  * the client gets. `retryAfter` (seconds, from the upstream's `Retry-After`) is kept on 429.
  */
@@ -114,9 +135,12 @@ export function decodeOpenAIError(
     return new GatewayError(429, msg("rate limited by the model provider"), { retryAfter });
   }
   if (status >= 400 && status < 500) {
+    // OpenRouter's bare "Provider returned error" carries the vendor's own words.
     const cause = providerCause(body);
-    if (cause) return new GatewayError(400, sanitizeMessage(`${up.message}: ${cause}`));
-    return new GatewayError(400, msg("the model provider rejected the request"));
+    const overflow = isContextOverflow(cause ? `${words} ${cause}` : words);
+    const opts = { code: overflow ? CONTEXT_LENGTH_EXCEEDED : undefined };
+    if (cause) return new GatewayError(400, sanitizeMessage(`${up.message}: ${cause}`), opts);
+    return new GatewayError(400, msg("the model provider rejected the request"), opts);
   }
   // An overloaded provider (503, 529) that said when to come back: the client hears it too.
   return new GatewayError(502, `the model provider failed (HTTP ${status})`, {

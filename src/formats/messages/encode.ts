@@ -25,14 +25,18 @@ import { parseObject } from "../json.ts";
 import { sseFrame } from "../sse.ts";
 import { toMessagesStopReason } from "./finish_reason.ts";
 import { toMessagesUsage } from "./usage.ts";
+import { asPromptTooLong } from "./errors.ts";
 
 const frame = (type: string, data: unknown): string => sseFrame(JSON.stringify(data), type);
 
 const PING = sseFrame('{"type":"ping"}', "ping");
 
-/** The in-stream error: `event: error` with the messages error envelope, and nothing after. */
+/**
+ * The in-stream error: `event: error` with the messages error envelope, and nothing after; a
+ * context overflow in Anthropic's words, as before the stream (errors.ts).
+ */
 export function messagesErrorFrame(error: GatewayError): string {
-  return frame("error", errorBody("messages", error));
+  return frame("error", errorBody("messages", asPromptTooLong(error)));
 }
 
 /**

@@ -6,7 +6,12 @@
  * (https://docs.anthropic.com/en/api/errors).
  */
 import { GatewayError, PROVIDER_OVERLOADED as OVERLOADED_CODE } from "../../http/gateway_error.ts";
-import { OUR_CREDIT, UPSTREAM_MESSAGE_CHARS_MAX } from "../upstream_errors.ts";
+import {
+  CONTEXT_LENGTH_EXCEEDED,
+  isContextOverflow,
+  OUR_CREDIT,
+  UPSTREAM_MESSAGE_CHARS_MAX,
+} from "../upstream_errors.ts";
 
 const PROVIDER_AUTH = "upstream provider rejected the gateway's credentials";
 const PROVIDER_ACCESS_DENIED = "the model provider denied access to the model";
@@ -79,7 +84,7 @@ export function decodeMessagesError(
   if (status === 400 || status === 413 || status === 422) {
     const text = sanitizeUpstreamMessage(message || "upstream rejected the request");
     return new GatewayError(400, text, {
-      code: "INVALID_REQUEST",
+      code: isContextOverflow(message) ? CONTEXT_LENGTH_EXCEEDED : "INVALID_REQUEST",
       type: "invalid_request",
       metadata,
     });
@@ -126,4 +131,36 @@ export function decodeMessagesStreamError(data: unknown): GatewayError {
 
 function providerError(message: string, metadata?: Record<string, unknown>): GatewayError {
   return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata });
+}
+
+/** A count in a provider's words, digits grouped or not ("128,000"). */
+const COUNT = String.raw`(\d[\d,]*)`;
+/** The window, as OpenAI and OpenRouter ("maximum context length is N") or GPT-5 state it. */
+const LIMIT = new RegExp(
+  String.raw`(?:maximum context length is|configured limit of)\s*${COUNT}`,
+  "i",
+);
+/** What the prompt came to ("resulted in N tokens", OpenRouter's "requested about N tokens"). */
+const ACTUAL = new RegExp(
+  String.raw`(?:resulted in|requested(?: about)?)\s*${COUNT}\s*tokens`,
+  "i",
+);
+
+const count = (m: RegExpMatchArray | null) => m ? Number(m[1].replaceAll(",", "")) : undefined;
+
+/**
+ * A prompt past the context window, in Anthropic's words whatever the provider said: Claude
+ * Code compacts the conversation on an error that says "prompt is too long", and reads by how
+ * much from "N tokens > M maximum"; OpenAI's or OpenRouter's words ended its turn instead.
+ * Counts the provider did not give are left out (the words still say what happened).
+ */
+export function asPromptTooLong(e: GatewayError): GatewayError {
+  if (e.status !== 400 || e.code !== CONTEXT_LENGTH_EXCEEDED) return e;
+  if (/prompt is too long/i.test(e.message)) return e;
+  const limit = count(e.message.match(LIMIT));
+  const actual = count(e.message.match(ACTUAL));
+  const message = limit !== undefined && actual !== undefined && actual > limit
+    ? `prompt is too long: ${actual} tokens > ${limit} maximum`
+    : `prompt is too long: ${e.message}`;
+  return new GatewayError(400, message, { code: e.code, type: e.type, metadata: e.metadata });
 }

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { errorBody } from "../../http/envelopes.ts";
+import { decodeChatError } from "../chat/errors.ts";
+import { decodeResponsesStreamError } from "../responses/errors.ts";
 import {
+  asPromptTooLong,
   decodeMessagesError,
   decodeMessagesStreamError,
   sanitizeUpstreamMessage,
@@ -115,4 +118,52 @@ Deno.test("sanitising removes keys, uuids and request ids and bounds the length"
     "key [redacted] org [redacted] [redacted]",
   );
   assert.equal(sanitizeUpstreamMessage("x".repeat(5000)).length, 1001);
+});
+
+Deno.test("a context overflow in any provider's words is Anthropic's 'prompt is too long', with its counts", () => {
+  const openai = (message: string, code: string | number | null = "context_length_exceeded") =>
+    asPromptTooLong(
+      decodeChatError(400, { error: { message, type: "invalid_request_error", code } }),
+    ).message;
+  assert.equal(
+    openai(
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.",
+    ),
+    "prompt is too long: 130415 tokens > 128000 maximum",
+  );
+  // GPT-5's words.
+  assert.equal(
+    openai(
+      "Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 300123 tokens. Please reduce the length of the messages.",
+    ),
+    "prompt is too long: 300123 tokens > 272000 maximum",
+  );
+  // OpenRouter's: a numeric code, its own words.
+  assert.equal(
+    openai(
+      'This endpoint\'s maximum context length is 131,072 tokens. However, you requested about 140,000 tokens (139000 of text input, 1000 in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.',
+      400,
+    ),
+    "prompt is too long: 140000 tokens > 131072 maximum",
+  );
+  // The responses API gives no counts: its words follow.
+  assert.equal(
+    asPromptTooLong(
+      decodeResponsesStreamError({
+        code: "context_length_exceeded",
+        message: "Your input exceeds the context window of this model.",
+      }),
+    ).message,
+    "prompt is too long: Your input exceeds the context window of this model.",
+  );
+  // Anthropic's own stays as it came; another 400 is left alone.
+  const own = decodeMessagesError(
+    400,
+    body("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
+  );
+  assert.equal(asPromptTooLong(own).message, "prompt is too long: 208310 tokens > 200000 maximum");
+  assert.equal(
+    openai("Invalid 'temperature'.", "decimal_below_min_value"),
+    "Invalid 'temperature'.",
+  );
 });

@@ -15,6 +15,6 @@ export {
   messagesErrorFrame,
   messagesPassThroughBody,
 } from "./encode.ts";
-export { decodeMessagesError, decodeMessagesStreamError } from "./errors.ts";
+export { asPromptTooLong, decodeMessagesError, decodeMessagesStreamError } from "./errors.ts";
 export { fromMessagesStopReason, toMessagesStopReason } from "./finish_reason.ts";
 export { fromMessagesUsage, toMessagesUsage } from "./usage.ts";
