@@ -77,7 +77,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * Every 429 says when to come back (spec: clients take the pause from `Retry-After`); an
  * upstream that limited us without saying gets this many seconds.
  */
-const RETRY_AFTER_DEFAULT_S = 5;
+export const RETRY_AFTER_DEFAULT_S = 5;
 
 export function renderError(
   family: EnvelopeFamily,

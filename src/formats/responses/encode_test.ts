@@ -187,7 +187,7 @@ Deno.test("encoder: an error before anything still opens the stream, then fails 
   ]);
   assert.deepEqual((fs[3][1].response as Record<string, unknown>).error, {
     code: "rate_limit_exceeded",
-    message: "slow down",
+    message: "slow down. Please try again in 5s.", // the wait, where Codex reads it
   });
 });
 

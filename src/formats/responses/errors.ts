@@ -8,7 +8,7 @@
  * `response.failed`), keyed by the error `code` instead of the HTTP status.
  */
 import { GatewayError, overloadedAsProviderError } from "../../http/gateway_error.ts";
-import { errorBody } from "../../http/envelopes.ts";
+import { errorBody, RETRY_AFTER_DEFAULT_S } from "../../http/envelopes.ts";
 import {
   decodeOpenAIError,
   type OpenAIErrorTable,
@@ -108,6 +108,28 @@ export function responsesErrorCode(e: GatewayError): string {
   }
 }
 
+/** OpenAI's words for the wait of a rate limit, the only place Codex reads it in a stream. */
+const TRY_AGAIN = /try again in\s*\d/i;
+
+/**
+ * A rate limit as a stream tells it: its message says "try again in Ns", where Codex takes the
+ * wait of an in-stream rate limit from (without it Codex retries on its own schedule, a few
+ * hundred ms, into the same limit). An upstream's own words that say so stay (OpenAI's); else
+ * the wait is the upstream's, or what the gateway's HTTP 429 names when it said none (an
+ * Anthropic stream's rate_limit_error comes without one).
+ */
+export function withRetryHint(e: GatewayError): GatewayError {
+  if (e.status !== 429 || TRY_AGAIN.test(e.message)) return e;
+  const wait = e.retryAfter ?? RETRY_AFTER_DEFAULT_S;
+  return new GatewayError(429, `${e.message.replace(/\.$/, "")}. Please try again in ${wait}s.`, {
+    code: e.code,
+    type: e.type,
+    metadata: e.metadata,
+    retryAfter: wait,
+    extra: e.extra,
+  });
+}
+
 /**
  * The `error` event: OpenAI's fields at its top level (`code`, `message`, `param`: what typed
  * handlers of the event read), and the generic envelope's `error` object beside them (what
@@ -115,7 +137,7 @@ export function responsesErrorCode(e: GatewayError): string {
  */
 export function streamError(error: GatewayError): Record<string, unknown> {
   // An overloaded provider is this endpoint's 502, in the stream as in a status line.
-  const e = overloadedAsProviderError(error);
+  const e = withRetryHint(overloadedAsProviderError(error));
   return {
     code: responsesErrorCode(e),
     message: e.message,

@@ -130,3 +130,35 @@ Deno.test("decodeResponsesStreamError: a full context window keeps its code for 
   const other = decodeResponsesStreamError({ code: "invalid_prompt", message: "flagged" });
   assert.equal(responsesErrorCode(other), "invalid_prompt");
 });
+
+/** Codex's reading of an in-stream rate limit's wait (codex-rs codex-api sse/responses.rs). */
+const CODEX_WAIT = /try again in\s*(\d+(?:\.\d+)?)\s*(s|ms|seconds?)/i;
+
+Deno.test("an in-stream rate limit says when to try again, in the error event and response.failed", async () => {
+  const { streamError } = await import("./errors.ts");
+  const { responseError } = await import("./response_object.ts");
+  const { decodeMessagesStreamError } = await import("../messages/errors.ts");
+  const { GatewayError } = await import("../../http/gateway_error.ts");
+  // Anthropic's in-stream rate limit names no wait: the gateway's HTTP default is said.
+  const claude = decodeMessagesStreamError({
+    type: "error",
+    error: {
+      type: "rate_limit_error",
+      message: "Number of request tokens has exceeded your rate limit",
+    },
+  });
+  for (const said of [streamError(claude), responseError(claude)]) {
+    assert.equal(said.code, "rate_limit_exceeded");
+    assert.equal(String(said.message).match(CODEX_WAIT)?.[1], "5", String(said.message));
+  }
+  // OpenAI's own words that name the wait stay as they came.
+  const openai = decodeResponsesStreamError({
+    code: "rate_limit_exceeded",
+    message: "Rate limit reached for gpt-5 on tokens per min (TPM). Please try again in 1.5s.",
+  });
+  assert.equal(streamError(openai).message, openai.message);
+  assert.equal(responseError(openai).message, openai.message);
+  // Other errors are left alone.
+  const other = new GatewayError(502, "the model provider failed");
+  assert.equal(streamError(other).message, "the model provider failed");
+});

@@ -7,7 +7,7 @@
 import type { CostReport } from "../../events/event.ts";
 import type { GatewayError } from "../../http/gateway_error.ts";
 import type { EncodeContext } from "../codec.ts";
-import { responsesErrorCode } from "./errors.ts";
+import { responsesErrorCode, withRetryHint } from "./errors.ts";
 import { addCost, usageToResponses } from "./usage.ts";
 
 type Obj = Record<string, unknown>;
@@ -63,7 +63,9 @@ export function finalResponse(
 }
 
 /** A response object's `error`: a string code from the API's list, and the message. */
-export function responseError(e: GatewayError): Obj {
+export function responseError(error: GatewayError): Obj {
+  // Codex reads a rate limit's wait from this message (errors.ts).
+  const e = withRetryHint(error);
   return { code: responsesErrorCode(e), message: e.message };
 }
 
