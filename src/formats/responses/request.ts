@@ -10,7 +10,8 @@
  *   and parallel calls stay one assistant message, as the messages format needs;
  * - `reasoning` → a reasoning part: summaries joined by a blank line, `encrypted_content` as
  *   `redacted` — or, when the gateway sealed it, the vendor's block it carries (its text with
- *   the signature, or its redacted data: sealed_reasoning.ts);
+ *   the signature, or its redacted data: sealed_reasoning.ts); another vendor's that names no
+ *   `format` (see `unnamedForeign`) keeps its text alone;
  * - `custom_tool_call` → a tool call whose arguments are `{"input": <the free text>}`: other
  *   formats only carry JSON arguments, and the custom tool itself becomes a function taking
  *   `{"input": string}`; `custom_tool_call_output` → a `tool_result`, like a function's;
@@ -186,6 +187,8 @@ function itemToInternal(
         const foreign = typeof format === "string" && format !== OPENAI_REASONING_FORMAT;
         const redacted = r.encrypted_content && foreign
           ? sealDetail({ type: "reasoning.encrypted", format, data: r.encrypted_content, id: r.id })
+          : unnamedForeign(r)
+          ? undefined
           : r.encrypted_content;
         push("assistant", [{ type: "reasoning", text, ...(redacted ? { redacted } : {}) }]);
       }
@@ -519,8 +522,12 @@ export function toOpenAIResponsesDialect(body: Obj): void {
     const { verbosity: _, ...text } = body.text;
     body.text = text;
   }
-  if (Array.isArray(body.input) && body.input.some((i) => isObject(i) && "format" in i)) {
+  if (
+    Array.isArray(body.input) &&
+    body.input.some((i) => isObject(i) && ("format" in i || unnamedForeign(i)))
+  ) {
     body.input = body.input.flatMap((i) => {
+      if (unnamedForeign(i)) return [];
       if (!isObject(i) || !("format" in i)) return [i];
       // As toInternal reads it: a named format other than OpenAI's is another vendor's.
       const foreign = typeof i.format === "string" && i.format !== OPENAI_REASONING_FORMAT;
@@ -556,6 +563,20 @@ export function withoutForeignReasoning(body: Obj): void {
     return foreignFormat(i.format ?? (openai ? OPENAI_REASONING_FORMAT : undefined), slug);
   };
   if (body.input.some(foreign)) body.input = body.input.filter((i) => !foreign(i));
+}
+
+/**
+ * A reasoning item whose `encrypted_content` is not OpenAI's, and whose `format` does not say
+ * whose it is: another vendor's reasoning from OpenRouter's responses API, kept by a client
+ * that drops the fields it does not know (Codex keeps a reasoning item's id, summary, content
+ * and encrypted_content only). No upstream can be told whose it is: OpenAI refuses it
+ * (`invalid_encrypted_content`), and Anthropic, sent it as redacted thinking, refuses its data.
+ */
+function unnamedForeign(item: InputItem | Obj): boolean {
+  const i = item as Obj;
+  return i.type === "reasoning" && !(typeof i.format === "string" && i.format !== "") &&
+    typeof i.encrypted_content === "string" && i.encrypted_content !== "" &&
+    !OPENAI_ENCRYPTED.test(i.encrypted_content) && !isSealedReasoning(i.encrypted_content);
 }
 
 function unsendableReasoning(item: InputItem): boolean {

@@ -799,6 +799,49 @@ Deno.test("another vendor's reasoning from OpenRouter's responses API goes back 
   ]);
 });
 
+Deno.test("another vendor's reasoning whose format the client dropped reaches neither OpenAI nor Claude", () => {
+  // Gemini's reasoning from OpenRouter's responses API, as Codex keeps it: no `format`.
+  const gemini = {
+    type: "reasoning",
+    id: "rs_g",
+    summary: [{ type: "summary_text", text: "thought" }],
+    encrypted_content: "CiQBgeminiSignature",
+  };
+  const own = { ...gemini, id: "rs_o", encrypted_content: "gAAAAAown" };
+  const call = {
+    type: "function_call",
+    call_id: "call_1",
+    name: "f",
+    arguments: "{}",
+  };
+  const body = {
+    model: "x",
+    tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
+    input: [
+      { role: "user", content: "q" },
+      gemini,
+      call,
+      { type: "function_call_output", call_id: "call_1", output: "ok" },
+    ],
+  };
+  const req = toInternal(validateResponsesRequest(structuredClone(body)), "anthropic/claude-x");
+  const claude = messagesFromInternal(
+    { ...req, reasoning: { budgetTokens: 2048 } },
+    "claude-sonnet-4-5",
+    64000,
+  );
+  const blocks = (claude.messages as { content: { type: string }[] }[]).flatMap((m) => m.content);
+  assert.deepEqual(blocks.filter((b) => b.type.includes("thinking")), []);
+  // Its text is still the turn's reasoning; with no signed thinking, the tool turn thinks not.
+  assert.deepEqual(req.messages[1].parts[0], { type: "reasoning", text: "thought" });
+  assert.equal(claude.thinking, undefined);
+  // OpenAI's own API: the unnamed foreign item goes, OpenAI's stays.
+  const openai: Record<string, unknown> = { ...body, input: [...body.input, own] };
+  toOpenAIResponsesDialect(openai);
+  const ids = (openai.input as Record<string, unknown>[]).map((i) => i.id ?? i.type ?? i.role);
+  assert.deepEqual(ids, ["user", "function_call", "function_call_output", "rs_o"]);
+});
+
 Deno.test("fromInternal: a hosted search gets at least low effort (OpenAI refuses it with minimal)", () => {
   const base: TextRequest = {
     model: "openai/gpt-5",
