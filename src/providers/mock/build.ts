@@ -17,6 +17,7 @@ import {
 } from "./messages.ts";
 import { errorPlan, type Plan, streamPlan, wholePlan } from "./plan.ts";
 import {
+  foreignEncrypted,
   responsesFormat,
   responsesOverflowStream,
   responsesStream,
@@ -37,6 +38,8 @@ export interface PlanInput {
   defaults: Required<MockDefaults>;
   /** Input images of a multipart edit. */
   formImages?: number;
+  /** A tag of the caller's key ("" without one): whose encrypted reasoning it may replay. */
+  keyTag?: string;
 }
 
 export function buildPlan(p: PlanInput): Plan {
@@ -176,6 +179,23 @@ function textPlan(p: PlanInput): Plan {
   if (missing) {
     return errorPlan(400, vendorError(vendor, 400, `Missing required parameter: '${missing}'.`));
   }
+  const keyTag = p.keyTag ?? "";
+  const foreign = protocol === "responses" ? foreignEncrypted(body, keyTag) : undefined;
+  if (foreign !== undefined) {
+    return errorPlan(
+      400,
+      JSON.stringify({
+        error: {
+          message: `The encrypted content ${foreign.slice(0, 4)}...${
+            foreign.slice(-4)
+          } could not be verified. Reason: Encrypted content could not be decrypted or parsed.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_encrypted_content",
+        },
+      }),
+    );
+  }
   const answer = buildAnswer({
     raw: p.raw,
     model: body.model,
@@ -211,7 +231,7 @@ function textPlan(p: PlanInput): Plan {
       ? chatStream(answer, body)
       : protocol === "messages"
       ? messagesStream(answer)
-      : responsesStream(answer, body);
+      : responsesStream(answer, body, keyTag);
     return streamPlan(parts, p.controls, answer, d);
   }
   if (p.controls.fail !== undefined) {
@@ -221,7 +241,7 @@ function textPlan(p: PlanInput): Plan {
     ? chatWhole(answer)
     : protocol === "messages"
     ? messagesWhole(answer)
-    : responsesWhole(answer, body);
+    : responsesWhole(answer, body, keyTag);
   let contentCount = answer.text.length + answer.reasoning.length;
   for (const t of answer.tools) contentCount += t.chunks.length;
   return wholePlan(200, json, p.controls, {

@@ -33,6 +33,34 @@ function wantsEncrypted(body: Record<string, unknown>): boolean {
   return Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
 }
 
+/**
+ * OpenAI's encrypted reasoning opens only for the organisation it was made for: the mock's
+ * tokens carry a tag of the key they were made for (`keyTag`, none without a key), and a
+ * token made for another key is refused (`foreignEncrypted`), as OpenAI answers 400
+ * `invalid_encrypted_content` to one from another organisation (a session that moved between
+ * OpenAI's own API and OpenRouter, or the operator's key changed).
+ */
+const KEYED_TOKEN = /^gAAAAAmk([0-9a-f]{8})/;
+
+function encryptedToken(keyTag: string, rest: string): string {
+  return "gAAAAA" + (keyTag === "" ? "" : "mk" + keyTag) + rest;
+}
+
+/** The first reasoning item's token made for another key than `keyTag`, if any. */
+export function foreignEncrypted(
+  body: Record<string, unknown>,
+  keyTag: string,
+): string | undefined {
+  if (!Array.isArray(body.input)) return undefined;
+  for (const item of body.input) {
+    const i = obj(item);
+    if (i.type !== "reasoning" || typeof i.encrypted_content !== "string") continue;
+    const made = KEYED_TOKEN.exec(i.encrypted_content)?.[1];
+    if (made !== undefined && made !== keyTag) return i.encrypted_content;
+  }
+  return undefined;
+}
+
 export function wantsSummary(body: Record<string, unknown>): boolean {
   const s = obj(body.reasoning).summary;
   return typeof s === "string" && s !== "";
@@ -111,7 +139,8 @@ function items(
   a: Answer,
   hasReasoningItem: boolean,
   withSources: boolean,
-  withEncrypted = false,
+  /** The key tag of the caller that asked for encrypted reasoning (`include`), if it did. */
+  encryptedFor?: string,
 ): Items {
   const { rs, msg, fc, ctc, call } = ids(a);
   const out: Items = { calls: [], searches: [] };
@@ -132,7 +161,9 @@ function items(
       type: "reasoning",
       summary: a.reasoning.length > 0 ? [{ type: "summary_text", text: a.reasoning.join("") }] : [],
       // Asked for (`include`), as a stateless caller does: a Fernet token, as OpenAI's are.
-      ...(withEncrypted ? { encrypted_content: "gAAAAA" + alnum(a.seed ^ 0x3333, 60) } : {}),
+      ...(encryptedFor !== undefined
+        ? { encrypted_content: encryptedToken(encryptedFor, alnum(a.seed ^ 0x3333, 60)) }
+        : {}),
     };
   }
   if (a.text.length > 0 || a.tools.length === 0) {
@@ -178,7 +209,11 @@ function outputOf(it: Items): unknown[] {
   ];
 }
 
-export function responsesStream(a: Answer, body: Record<string, unknown>): StreamParts {
+export function responsesStream(
+  a: Answer,
+  body: Record<string, unknown>,
+  keyTag = "",
+): StreamParts {
   const f = new Frames(a.hiddenReasoning);
   let seq = 0;
   const ev = (type: string, fields: string) =>
@@ -195,7 +230,7 @@ export function responsesStream(a: Answer, body: Record<string, unknown>): Strea
     a,
     a.reasoning.length > 0 || a.hiddenReasoning > 0,
     wantsSources(body),
-    wantsEncrypted(body),
+    wantsEncrypted(body) ? keyTag : undefined,
   );
   let index = 0;
   for (const search of it.searches) {
@@ -335,12 +370,16 @@ export function responsesOverflowStream(a: Answer, body: Record<string, unknown>
   };
 }
 
-export function responsesWhole(a: Answer, body: Record<string, unknown>): string {
+export function responsesWhole(
+  a: Answer,
+  body: Record<string, unknown>,
+  keyTag = "",
+): string {
   const it = items(
     a,
     a.reasoning.length > 0 || a.hiddenReasoning > 0,
     wantsSources(body),
-    wantsEncrypted(body),
+    wantsEncrypted(body) ? keyTag : undefined,
   );
   const inc = incomplete(a);
   return JSON.stringify(

@@ -12,6 +12,7 @@
  * planned once and cached (plan.ts), so replaying the benchmark's request costs little
  * more than copying bytes.
  */
+import { createHash } from "node:crypto";
 import type { MockDefaults } from "./answer.ts";
 import { buildPlan, type Protocol } from "./build.ts";
 import { controlHeaders, parseControls } from "./controls.ts";
@@ -87,6 +88,16 @@ function isBadKey(headers: Record<string, string>): boolean {
     auth === "Bearer bad-key";
 }
 
+/**
+ * Eight hex digits of the caller's key (either header, `Bearer ` stripped), "" without one:
+ * the organisation its encrypted reasoning is made for (see responses.ts).
+ */
+function keyTagOf(headers: Record<string, string>): string {
+  const key = headers["x-api-key"]?.trim() ||
+    headers["authorization"]?.trim().replace(/^Bearer\s+/i, "");
+  return key ? createHash("sha256").update(key).digest("hex").slice(0, 8) : "";
+}
+
 export function startMock(opts: MockOptions = {}): MockServer {
   const defaults: Required<MockDefaults> = {
     firstTokenMs: opts.defaults?.firstTokenMs ?? 0,
@@ -123,8 +134,9 @@ export function startMock(opts: MockOptions = {}): MockServer {
 
   /** The plan of a request: built once per distinct request, then served from the cache. */
   const planFor = (protocol: Protocol, got: ReadBody, headers: Record<string, string>): Plan => {
+    const keyTag = keyTagOf(headers);
     const key = got.formImages === undefined && got.raw.length <= planCacheBodyCharsMax
-      ? protocol + "\n" + controlHeaders(headers) + "\n" + got.raw
+      ? protocol + "\n" + keyTag + "\n" + controlHeaders(headers) + "\n" + got.raw
       : undefined;
     let plan = key === undefined ? undefined : cache.get(key);
     if (plan) return plan;
@@ -135,6 +147,7 @@ export function startMock(opts: MockOptions = {}): MockServer {
       controls: parseControls(got.raw, headers),
       defaults,
       formImages: got.formImages,
+      keyTag,
     });
     if (key !== undefined) {
       if (cache.size >= planCacheMax) cache.clear();
