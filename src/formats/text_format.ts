@@ -88,6 +88,16 @@ export interface UpstreamProtocol {
   ): Record<string, unknown>;
   /** Provider quirks applied to every body sent (pass-through or not). */
   finishBody?(body: Record<string, unknown>, provider: Provider): void;
+  /**
+   * A body to ask once more with, after the upstream refused `sent` for something of the
+   * client's history the gateway can leave out (encrypted reasoning it cannot open); undefined
+   * when the refusal is not one of those.
+   */
+  mendRefused?(
+    status: number,
+    body: unknown,
+    sent: Record<string, unknown>,
+  ): Record<string, unknown> | undefined;
   createDecoder(): StreamDecoder;
   decodeBody: BodyDecoder;
   /** `retryAfter`: seconds the upstream asked to wait (its `Retry-After`), kept for the client. */

@@ -579,15 +579,23 @@ async function attempt(
       }
     }
     proto.finishBody?.(upstreamBody, c.provider);
-    const outcome = await send(
-      c,
-      proto.url(c.provider),
-      proto.headers(c.provider, req.headers),
-      JSON.stringify(upstreamBody),
-      call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
-      signal,
-      app.log,
-    );
+    const sendBody = (body: Record<string, unknown>) =>
+      send(
+        c,
+        proto.url(c.provider),
+        proto.headers(c.provider, req.headers),
+        JSON.stringify(body),
+        call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
+        signal,
+        app.log,
+      );
+    let outcome = await sendBody(upstreamBody);
+    // A refusal of what the history carries from elsewhere (encrypted reasoning another
+    // organisation made), which the gateway can leave out: asked once more, without it.
+    const mended = outcome.ok
+      ? undefined
+      : proto.mendRefused?.(outcome.status, outcome.body, upstreamBody);
+    if (mended) outcome = await sendBody(mended);
     if (!outcome.ok) {
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);

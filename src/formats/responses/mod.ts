@@ -18,6 +18,7 @@ export {
   upstreamsFor,
   withoutClientToolSearch,
   withoutForeignReasoning,
+  withoutUnreadableReasoning,
 } from "./request.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";

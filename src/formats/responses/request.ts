@@ -579,6 +579,45 @@ function unnamedForeign(item: InputItem | Obj): boolean {
     !OPENAI_ENCRYPTED.test(i.encrypted_content) && !isSealedReasoning(i.encrypted_content);
 }
 
+/**
+ * For a second try after the upstream refused encrypted reasoning it cannot open (400
+ * `invalid_encrypted_content`): OpenAI's opens only for the organisation it was made for, and
+ * a session that moved between OpenAI's own API and OpenRouter (a failover, one model served
+ * by both) or outlived the operator's key replays another's; every later turn of the session
+ * carries it. The body without its reasoning items (the model goes without the earlier turns'
+ * reasoning, as it would on another vendor), the other items without their ids: OpenAI's item
+ * ids name the reasoning item they came with, and one sent without it is refused ("Item 'fc_…'
+ * of type 'function_call' was provided without its required 'reasoning' item"). Compaction
+ * items stay whole (they are the history itself). Undefined for another refusal, or a body
+ * with no encrypted reasoning.
+ */
+export function withoutUnreadableReasoning(
+  status: number,
+  refusal: unknown,
+  sent: Obj,
+): Obj | undefined {
+  if (status !== 400) return undefined;
+  const text = typeof refusal === "string" ? refusal : JSON.stringify(refusal ?? null);
+  if (!text.includes("invalid_encrypted_content")) return undefined;
+  const input = sent.input;
+  const encrypted = (i: unknown) =>
+    isObject(i) && i.type === "reasoning" && typeof i.encrypted_content === "string";
+  if (!Array.isArray(input) || !input.some(encrypted)) return undefined;
+  return {
+    ...sent,
+    input: input.flatMap((i) => {
+      if (!isObject(i)) return [i];
+      if (i.type === "reasoning") return [];
+      if (!("id" in i) || KEEP_ID.has(i.type as string)) return [i];
+      const { id: _, ...rest } = i;
+      return [rest];
+    }),
+  };
+}
+
+/** Items whose id is what they are: a compaction (its encrypted content names it), a reference. */
+const KEEP_ID = new Set(["compaction", "compaction_summary", "item_reference"]);
+
 function unsendableReasoning(item: InputItem): boolean {
   if (item.type !== "reasoning") return false;
   const r = item as ReasoningItem;

@@ -7,6 +7,7 @@ import {
   toInternal,
   toOpenAIResponsesDialect,
   upstreamsFor,
+  withoutUnreadableReasoning,
 } from "./request.ts";
 import { validateResponsesRequest } from "./schema.ts";
 import { sealReasoning } from "./sealed_reasoning.ts";
@@ -855,4 +856,38 @@ Deno.test("fromInternal: a hosted search gets at least low effort (OpenAI refuse
   assert.deepEqual(searched.tools, [{ type: "web_search" }]);
   // Without the search, the least effort is what was asked.
   assert.deepEqual(fromInternal(base, "gpt-5").reasoning, { effort: "minimal" });
+});
+
+Deno.test("withoutUnreadableReasoning: only after invalid_encrypted_content, compactions kept whole", () => {
+  const sent = {
+    model: "gpt-5.4",
+    input: [
+      { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAAc" },
+      { type: "message", id: "msg_1", role: "user", content: "q" },
+      { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAAr" },
+      { type: "function_call", id: "fc_1", call_id: "call_1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "call_1", output: "ok" },
+    ],
+  };
+  const refusal = {
+    error: {
+      message: "The encrypted content gAAA...AAr could not be verified.",
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_encrypted_content",
+    },
+  };
+  assert.deepEqual(withoutUnreadableReasoning(400, refusal, sent)?.input, [
+    { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAAc" },
+    { type: "message", role: "user", content: "q" },
+    { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: "call_1", output: "ok" },
+  ]);
+  // OpenRouter passes OpenAI's refusal on in its own envelope, as text.
+  assert.ok(withoutUnreadableReasoning(400, JSON.stringify(refusal), sent));
+  assert.equal(withoutUnreadableReasoning(400, { error: { message: "other" } }, sent), undefined);
+  assert.equal(withoutUnreadableReasoning(500, refusal, sent), undefined);
+  // Nothing to leave out: the refusal is the client's to see (a compaction it cannot open).
+  const bare = { ...sent, input: sent.input.filter((i) => i.type !== "reasoning") };
+  assert.equal(withoutUnreadableReasoning(400, refusal, bare), undefined);
 });

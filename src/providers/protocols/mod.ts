@@ -135,6 +135,7 @@ const openaiResponses: UpstreamProtocol = {
         responses.withoutForeignReasoning(b);
       })
       : (standardTier(body), responses.toOpenAIResponsesDialect(body)),
+  mendRefused: responses.withoutUnreadableReasoning,
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
   decodeError: responses.decodeResponsesError,
