@@ -58,6 +58,11 @@ export function providerError(message: string): GatewayError {
   return new GatewayError(502, message);
 }
 
+/** A 502 for the gateway's own account at the provider (key, credit, quota): not retried. */
+export function accountError(message: string): GatewayError {
+  return new GatewayError(502, message, { final: true });
+}
+
 /** The differences between the formats' tables. */
 export interface OpenAIErrorTable {
   /** What, in a 429's code, type or message, says our quota or credit is gone (→ 502). */
@@ -114,7 +119,7 @@ export function decodeOpenAIError(
 
   if (status === 401 || status === 402) {
     // Our provider key or credit: never the client's business, never the upstream's text.
-    return providerError("the model provider rejected the gateway's request");
+    return accountError("the model provider rejected the gateway's request");
   }
   if (status === 403) {
     return MODERATION.test(words)
@@ -130,7 +135,7 @@ export function decodeOpenAIError(
   }
   if (status === 429) {
     if (table.quota.test(words)) {
-      return providerError("the model provider's quota for the gateway is exhausted");
+      return accountError("the model provider's quota for the gateway is exhausted");
     }
     return new GatewayError(429, msg("rate limited by the model provider"), { retryAfter });
   }

@@ -88,6 +88,7 @@ export function renderError(
   h.set("content-type", JSON_HEADERS["content-type"]);
   const retryAfter = e.retryAfter ?? (e.status === 429 ? RETRY_AFTER_DEFAULT_S : undefined);
   if (retryAfter !== undefined) h.set("retry-after", String(retryAfter));
+  if (e.final) h.set("x-should-retry", "false");
   return new Response(JSON.stringify(errorBody(family, e)), { status: e.status, headers: h });
 }
 

@@ -13,6 +13,12 @@ export class GatewayError extends Error {
   readonly retryAfter?: number;
   /** Extra fields merged into the error object (e.g. `currentBalance` on images 402). */
   readonly extra?: Record<string, unknown>;
+  /**
+   * A retry cannot succeed soon (the gateway's own account at the provider: its key refused,
+   * its credit or quota gone): the answer says so (`x-should-retry: false`), which both SDKs,
+   * Claude Code and Codex read, instead of retrying a 5xx for a minute.
+   */
+  readonly final?: boolean;
 
   constructor(
     status: number,
@@ -23,6 +29,7 @@ export class GatewayError extends Error {
       metadata?: Record<string, unknown>;
       retryAfter?: number;
       extra?: Record<string, unknown>;
+      final?: boolean;
     } = {},
   ) {
     super(message);
@@ -33,6 +40,7 @@ export class GatewayError extends Error {
     this.metadata = options.metadata;
     this.retryAfter = options.retryAfter;
     this.extra = options.extra;
+    this.final = options.final;
   }
 }
 

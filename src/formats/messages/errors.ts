@@ -79,7 +79,7 @@ export function decodeMessagesError(
   // Our account's credit at the provider, whatever status carries it: never the provider's
   // words ("Your credit balance is too low to access the Anthropic API").
   if (status === 402 || OUR_CREDIT.test(message)) {
-    return providerError(PROVIDER_BILLING, metadata);
+    return accountError(PROVIDER_BILLING, metadata);
   }
   if (status === 400 || status === 413 || status === 422) {
     const text = sanitizeUpstreamMessage(message || "upstream rejected the request");
@@ -89,7 +89,7 @@ export function decodeMessagesError(
       metadata,
     });
   }
-  if (status === 401) return providerError(PROVIDER_AUTH, metadata);
+  if (status === 401) return accountError(PROVIDER_AUTH, metadata);
   if (status === 403) return new GatewayError(403, PROVIDER_ACCESS_DENIED, { metadata });
   if (status === 429 || type === "rate_limit_error") {
     return new GatewayError(429, PROVIDER_RATE_LIMIT, { metadata, retryAfter });
@@ -120,9 +120,9 @@ export function decodeMessagesStreamError(data: unknown): GatewayError {
       return new GatewayError(503, PROVIDER_OVERLOADED, { metadata, code: OVERLOADED_CODE });
     case "authentication_error":
     case "permission_error":
-      return providerError(PROVIDER_AUTH, metadata);
+      return accountError(PROVIDER_AUTH, metadata);
     default: {
-      if (OUR_CREDIT.test(message)) return providerError(PROVIDER_BILLING, metadata);
+      if (OUR_CREDIT.test(message)) return accountError(PROVIDER_BILLING, metadata);
       const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
       return providerError(text || "upstream provider error", metadata);
     }
@@ -131,6 +131,11 @@ export function decodeMessagesStreamError(data: unknown): GatewayError {
 
 function providerError(message: string, metadata?: Record<string, unknown>): GatewayError {
   return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata });
+}
+
+/** The gateway's own account at the provider (key, credit): a retry cannot help soon. */
+function accountError(message: string, metadata?: Record<string, unknown>): GatewayError {
+  return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata, final: true });
 }
 
 /** A count in a provider's words, digits grouped or not ("128,000"). */

@@ -10,6 +10,7 @@
 import { GatewayError, overloadedAsProviderError } from "../../http/gateway_error.ts";
 import { errorBody, RETRY_AFTER_DEFAULT_S } from "../../http/envelopes.ts";
 import {
+  accountError,
   decodeOpenAIError,
   type OpenAIErrorTable,
   providerError,
@@ -83,7 +84,7 @@ export function decodeResponsesStreamError(error: unknown): GatewayError {
     });
   }
   if (QUOTA.test(`${up.code ?? ""} ${up.type ?? ""}`)) {
-    return providerError("the model provider's quota for the gateway is exhausted");
+    return accountError("the model provider's quota for the gateway is exhausted");
   }
   // A server error's text is about the provider's servers, not our account: safe to show.
   if (up.code === "server_error" && up.message) return providerError(sanitizeMessage(up.message));
