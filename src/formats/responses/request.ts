@@ -497,7 +497,10 @@ export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: 
   if (typeof out.user === "string") out.user = upstreamUser(out.user);
   const input = (body as ResponsesRequest).input;
   if (Array.isArray(input) && input.some(unsendableReasoning)) {
-    out.input = input.filter((i) => !unsendableReasoning(i));
+    // An item's id names the reasoning it came with: OpenAI refuses a function call's id
+    // without it ("provided without its required 'reasoning' item"); without an id the item
+    // is plain input.
+    out.input = withoutReasoning(input, unsendableReasoning);
   }
   return out;
 }
@@ -605,18 +608,47 @@ export function withoutUnreadableReasoning(
   if (!Array.isArray(input) || !input.some(encrypted)) return undefined;
   return {
     ...sent,
-    input: input.flatMap((i) => {
-      if (!isObject(i)) return [i];
-      if (i.type === "reasoning") return [];
-      if (!("id" in i) || KEEP_ID.has(i.type as string)) return [i];
-      const { id: _, ...rest } = i;
-      return [rest];
-    }),
+    // Every id: the items came from the other account too.
+    input: withoutReasoning(input, (i) => i.type === "reasoning", true),
   };
 }
 
 /** Items whose id is what they are: a compaction (its encrypted content names it), a reference. */
 const KEEP_ID = new Set(["compaction", "compaction_summary", "item_reference"]);
+
+/**
+ * Input without the reasoning items `drop` picks, and the items that came after one (up to the
+ * next reasoning or user turn; `everyId`: all) without their ids, bar those whose id is what
+ * they are (`KEEP_ID`): OpenAI pairs an item's id with its reasoning item's, and refuses either
+ * alone.
+ */
+function withoutReasoning(
+  input: unknown[],
+  drop: (i: InputItem) => boolean,
+  everyId = false,
+): unknown[] {
+  const out: unknown[] = [];
+  let orphaned = false;
+  for (const i of input) {
+    if (!isObject(i)) {
+      out.push(i);
+      continue;
+    }
+    if (i.type === "reasoning") {
+      orphaned = drop(i as InputItem);
+      if (!orphaned) out.push(i);
+      continue;
+    }
+    if (i.role === "user") orphaned = false;
+    if (!(orphaned || everyId) || !("id" in i) || KEEP_ID.has(i.type as string)) {
+      out.push(i);
+      continue;
+    }
+    const { id: _, ...rest } = i;
+    out.push(rest);
+  }
+  return out;
+}
 
 function unsendableReasoning(item: InputItem): boolean {
   if (item.type !== "reasoning") return false;

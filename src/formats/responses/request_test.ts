@@ -891,3 +891,36 @@ Deno.test("withoutUnreadableReasoning: only after invalid_encrypted_content, com
   const bare = { ...sent, input: sent.input.filter((i) => i.type !== "reasoning") };
   assert.equal(withoutUnreadableReasoning(400, refusal, bare), undefined);
 });
+
+Deno.test("passThroughRequest: reasoning left out takes the items' ids with it (OpenAI refuses a call's id without its reasoning)", () => {
+  const body = {
+    model: "openai/gpt-5",
+    input: [
+      { role: "user", content: "hi" },
+      // Stored reasoning named by id only: refused with store false, so left out.
+      { type: "reasoning", id: "rs_1", summary: [] },
+      { type: "function_call", id: "fc_1", call_id: "c1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "ok" },
+      { type: "message", id: "msg_1", role: "assistant", content: "Done." },
+      { type: "item_reference", id: "ref_1" },
+    ],
+  };
+  const out = passThroughRequest(body, "gpt-5");
+  assert.deepEqual(out.input, [
+    { role: "user", content: "hi" },
+    { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: "c1", output: "ok" },
+    { type: "message", role: "assistant", content: "Done." },
+    { type: "item_reference", id: "ref_1" },
+  ]);
+  // Reasoning the upstream can read keeps every id.
+  const kept = {
+    ...body,
+    input: [
+      { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAB" },
+      ...body
+        .input.slice(2),
+    ],
+  };
+  assert.deepEqual(passThroughRequest(kept, "gpt-5").input, kept.input);
+});
