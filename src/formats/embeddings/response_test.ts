@@ -7,6 +7,7 @@ import {
   floatsToBase64,
 } from "./response.ts";
 import { decodeEmbeddingsError } from "./errors.ts";
+import { errorBody } from "../../http/envelopes.ts";
 
 const vec = (x: number) => [x, x / 2, -x];
 
@@ -71,4 +72,20 @@ Deno.test("embeddings upstream errors follow the spec's table", () => {
   assert.equal(decodeEmbeddingsError(429, null).status, 429);
   assert.equal(decodeEmbeddingsError(400, { error: { message: "too long" } }).status, 400);
   assert.equal(decodeEmbeddingsError(504, null).status, 504);
+});
+
+Deno.test("embeddings: a document past the provider's context is the coded envelope's INVALID_REQUEST", () => {
+  const e = decodeEmbeddingsError(400, {
+    error: {
+      message: "This model's maximum context length is 512 tokens, however you requested 600 " +
+        "tokens (600 in your prompt; 0 for the completion). Please reduce your prompt.",
+      type: "invalid_request_error",
+      code: null,
+    },
+  });
+  assert.equal(e.status, 400);
+  assert.match(e.message, /maximum context length is 512/);
+  const error = errorBody("coded", e).error as Record<string, unknown>;
+  assert.equal(error.code, "INVALID_REQUEST");
+  assert.equal(error.type, "invalid_request");
 });
