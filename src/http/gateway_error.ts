@@ -109,6 +109,12 @@ export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }
 
+/** `e` as an error a retry may get past (without `final`), all else kept. */
+export function retryable(e: GatewayError): GatewayError {
+  const { code, type, metadata, retryAfter, extra } = e;
+  return new GatewayError(e.status, e.message, { code, type, metadata, retryAfter, extra });
+}
+
 /**
  * For endpoints whose spec list has no timeout status (chat, images): a provider that did not
  * answer in time (504, a provider's 408), or one overloaded, is a 502, "model provider error"

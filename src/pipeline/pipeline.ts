@@ -40,6 +40,7 @@ import {
   isGatewayError,
   modelNotFound,
   noProvider,
+  retryable,
 } from "../http/gateway_error.ts";
 import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
 import type { EncodeContext } from "../formats/codec.ts";
@@ -525,6 +526,8 @@ async function attempt(
    * a fallback's generic failure.
    */
   let overloaded: { error: GatewayError; by: Candidate } | undefined;
+  /** A candidate failed on its own (not the gateway's account there): a retry may pass. */
+  let transient = false;
   const ctx: EncodeContext = {
     id: hold.generationId,
     model: call.requestedModel,
@@ -599,6 +602,7 @@ async function attempt(
     if (!outcome.ok) {
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);
+      transient ||= !lastError.final;
       if (lastError.status === 503) overloaded ??= { error: lastError, by: c };
       if (outcome.status === 499) break;
       // A drained call's client is gone: nobody waits for another candidate's answer.
@@ -644,6 +648,7 @@ async function attempt(
       : await wholeBody(answer, signal, req.signal);
     if ("retry" in result) {
       lastError = result.error;
+      transient ||= !lastError.final;
       if (lastError.status !== 499) {
         app.log.log("warn", "upstream failed before its answer began", {
           provider: c.provider.id,
@@ -678,7 +683,9 @@ async function attempt(
   // Nothing was produced: close the generation at no cost, then answer with the last error.
   // The history names the provider whose failure the client is told of.
   const told = overloaded && lastError?.status === 502 ? overloaded : undefined;
-  const error = told?.error ?? lastError ?? noProvider(call.model.id);
+  const last = told?.error ?? lastError ?? noProvider(call.model.id);
+  // The gateway's account at the last candidate forbids no retry when another failed otherwise.
+  const error = last.final && transient ? retryable(last) : last;
   meters.push(
     closeAtNoCost(
       hold,

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
+import { mockProvider } from "../helpers/chat.ts";
 
 const CASES: [format: string, model: string][] = [
   ["chat", "openai/gpt-4o-mini"],
@@ -64,3 +65,24 @@ for (const [format, model] of CASES) {
     });
   });
 }
+
+Deno.test("provider account: a 502 whose providers failed otherwise too stays retryable", () =>
+  withGateway(async (g) => {
+    // The first provider failed on its own (a 5xx), the next refused the gateway's key: a
+    // retry may find the first one well again, so the answer must not forbid one.
+    const c = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    const e = await c.chat.completions.create({
+      model: "openai/gpt-4o-mini",
+      messages: [{ role: "user", content: "Hi" }],
+    }).then(() => assert.fail("no error"), (e) => e as { status: number; headers: Headers });
+    assert.equal(e.status, 502);
+    assert.equal(g.mock.stats.calls.length, 2, "both providers asked");
+    assert.equal(e.headers.get("x-should-retry"), null);
+  }, {
+    providers: {
+      providers: [
+        mockProvider("flaky", { priority: 1, headers: { "x-mock-error": "500" } }),
+        mockProvider("openai", { priority: 10, headers: { "x-mock-error": "401" } }),
+      ],
+    },
+  }));
