@@ -37,9 +37,10 @@ export function readUsage(raw: unknown, fields: UsageFields): Usage | undefined 
  * with the operator's own provider key (`is_byok`), what that provider charged the key,
  * `cost_details.upstream_inference_cost`, which `cost` leaves out (it is OpenRouter's fee
  * alone, nothing at all within the free allowance:
- * https://openrouter.ai/docs/use-cases/usage-accounting). The call's price is both.
+ * https://openrouter.ai/docs/use-cases/usage-accounting). The call's price is both. Every
+ * endpoint's usage (text, embeddings, images) is read through here.
  */
-function reportedCost(u: Record<string, unknown>): string | undefined {
+export function reportedCost(u: Record<string, unknown>): string | undefined {
   const cost = num(u.cost);
   if (cost === undefined) return undefined;
   const upstream = u.is_byok === true

@@ -4,6 +4,7 @@
  */
 import { GatewayError } from "../../http/gateway_error.ts";
 import type { EncodingFormat } from "./request.ts";
+import { reportedCost } from "../usage.ts";
 
 export interface UpstreamEmbeddings {
   /** In input order; each a float array or a base64 float32 string, as the upstream sent it. */
@@ -44,9 +45,8 @@ export function decodeEmbeddingsBody(json: unknown, items: number): UpstreamEmbe
     const usage = u as Record<string, unknown>;
     const pt = usage.prompt_tokens ?? usage.total_tokens;
     if (Number.isInteger(pt) && (pt as number) >= 0) out.promptTokens = pt as number;
-    if (typeof usage.cost === "number" && Number.isFinite(usage.cost) && usage.cost >= 0) {
-      out.costUsd = String(usage.cost);
-    }
+    const cost = reportedCost(usage);
+    if (cost !== undefined && !cost.startsWith("-")) out.costUsd = cost;
   }
   return out;
 }

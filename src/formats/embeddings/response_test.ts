@@ -22,6 +22,17 @@ Deno.test("embeddings answer: reordered by index, usage and cost read", () => {
   assert.deepEqual(up.vectors, [vec(1), vec(2)]);
   assert.equal(up.promptTokens, 7);
   assert.equal(up.costUsd, "0.0001");
+  // OpenRouter on the operator's own provider key: its fee, and what the provider charged.
+  const byok = decodeEmbeddingsBody({
+    data: [{ index: 0, embedding: vec(1) }],
+    usage: {
+      prompt_tokens: 7,
+      cost: 0.000001,
+      is_byok: true,
+      cost_details: { upstream_inference_cost: 0.00002 },
+    },
+  }, 1);
+  assert.equal(byok.costUsd, "0.000021");
   const none = decodeEmbeddingsBody({ data: [{ embedding: vec(1) }] }, 1);
   assert.equal(none.promptTokens, undefined);
 });

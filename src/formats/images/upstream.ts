@@ -9,6 +9,7 @@
 import { GatewayError } from "../../http/gateway_error.ts";
 import { isObject, type Obj } from "../json.ts";
 import { sanitizeMessage } from "../upstream_errors.ts";
+import { reportedCost } from "../usage.ts";
 import type { ImageParams } from "./request.ts";
 
 export type ImageOut = { b64: string } | { url: string };
@@ -168,5 +169,6 @@ function readUsage(out: UpstreamImages, usage: unknown, input: string, output: s
   out.outputTokens = int(usage[output]);
   const details = usage.input_tokens_details;
   if (isObject(details)) out.inputImageTokens = int(details.image_tokens);
-  if (typeof usage.cost === "number" && usage.cost >= 0) out.costUsd = String(usage.cost);
+  const cost = reportedCost(usage);
+  if (cost !== undefined && !cost.startsWith("-")) out.costUsd = cost;
 }

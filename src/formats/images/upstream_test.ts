@@ -138,6 +138,12 @@ Deno.test("chat answer decoding: message.images, content parts, text and cost", 
   assert.equal(up.text, "here");
   assert.equal(up.costUsd, "0.039");
   assert.equal(up.outputTokens, 1290);
+  // OpenRouter on the operator's own provider key: its fee, and what the provider charged.
+  const byok = decodeChatImagesBody({
+    choices: [{ message: { images: [{ type: "image_url", image_url: { url: "data:,A" } }] } }],
+    usage: { cost: 0.002, is_byok: true, cost_details: { upstream_inference_cost: 0.039 } },
+  });
+  assert.equal(byok.costUsd, "0.041");
   const textOnly = decodeChatImagesBody({
     choices: [{ message: { content: "I cannot draw that" } }],
   });
