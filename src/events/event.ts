@@ -32,7 +32,8 @@ export type Event =
   | { type: "tool_call_end"; index: number }
   /**
    * A web search the upstream ran itself (a hosted tool): shown to clients whose format has
-   * an item for it; billed through `usage.webSearches`, not through this event.
+   * an item for it; billed through `usage.webSearches`, which the meter counts from these
+   * events only for an answer cut before its last usage (meter.ts).
    */
   | {
     type: "web_search";
