@@ -1040,10 +1040,7 @@ export function withoutThinkingEdits(out: Record<string, unknown>): void {
 }
 
 function unthoughtFinalTurn(messages: unknown[]): boolean {
-  const blocks = (m: unknown): Block[] => {
-    const content = (m as { content?: unknown }).content;
-    return Array.isArray(content) ? content as Block[] : [];
-  };
+  const blocks = (m: unknown) => blocksOf((m as { content?: unknown }).content);
   return finalTurnUnthought(messages, {
     assistant: (m) => isObject(m) && m.role === "assistant",
     toolResults: (m) => blocks(m).some((b) => b?.type === "tool_result"),
