@@ -161,11 +161,15 @@ const count = (m: RegExpMatchArray | null) => m ? Number(m[1].replaceAll(",", ""
  */
 export function asPromptTooLong(e: GatewayError): GatewayError {
   if (e.status !== 400 || e.code !== CONTEXT_LENGTH_EXCEEDED) return e;
-  if (/prompt is too long/i.test(e.message)) return e;
+  // Anthropic's own words, also behind a prefix (OpenRouter's "Provider returned error: …"):
+  // they lead, as Claude Code reads them.
+  if (/^prompt is too long/i.test(e.message)) return e;
+  const own = e.message.match(/prompt is too long.*$/is)?.[0];
   const limit = count(e.message.match(LIMIT));
   const actual = count(e.message.match(ACTUAL));
-  const message = limit !== undefined && actual !== undefined && actual > limit
-    ? `prompt is too long: ${actual} tokens > ${limit} maximum`
-    : `prompt is too long: ${e.message}`;
+  const message = own ??
+    (limit !== undefined && actual !== undefined && actual > limit
+      ? `prompt is too long: ${actual} tokens > ${limit} maximum`
+      : `prompt is too long: ${e.message}`);
   return new GatewayError(400, message, { code: e.code, type: e.type, metadata: e.metadata });
 }

@@ -162,6 +162,11 @@ Deno.test("a context overflow in any provider's words is Anthropic's 'prompt is 
     body("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
   );
   assert.equal(asPromptTooLong(own).message, "prompt is too long: 208310 tokens > 200000 maximum");
+  // Behind OpenRouter's prefix (Claude through OpenRouter), Anthropic's words lead.
+  assert.equal(
+    openai("Provider returned error: prompt is too long: 208310 tokens > 200000 maximum", 400),
+    "prompt is too long: 208310 tokens > 200000 maximum",
+  );
   assert.equal(
     openai("Invalid 'temperature'.", "decimal_below_min_value"),
     "Invalid 'temperature'.",

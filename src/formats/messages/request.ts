@@ -997,7 +997,8 @@ export function withoutEffort(out: Record<string, unknown>): void {
  * A pass-through body for a Claude model before the adaptive ones, in place: a mid-conversation
  * system message (Claude Code sends one to every model it does not know by name, an alias too)
  * is taken only by the newest models, so its text joins the user turn it follows, where Claude
- * Code puts the same text for a model it knows (a system message first is a user turn).
+ * Code puts the same text for a model it knows (a system message first is a user turn; one
+ * after an assistant turn goes at the end of the user turn after it).
  */
 export function midSystemAsUser(out: Record<string, unknown>): void {
   const messages = out.messages;
@@ -1005,18 +1006,33 @@ export function midSystemAsUser(out: Record<string, unknown>): void {
     return;
   }
   const folded: Block[] = [];
+  // Text after an assistant turn waits for the user turn that follows, and goes after its
+  // blocks: a tool_result must come first in the turn after a tool_use (Anthropic's 400).
+  let waiting: Block[] = [];
+  const flush = () => {
+    if (waiting.length > 0) folded.push({ role: "user", content: waiting });
+    waiting = [];
+  };
   for (const m of messages as Block[]) {
     if (m?.role !== "system") {
+      if (m?.role === "user" && waiting.length > 0) {
+        folded.push({ ...m, content: [...blocksOf(m.content), ...waiting] });
+        waiting = [];
+        continue;
+      }
+      flush();
       folded.push(m);
       continue;
     }
     const text = blocksOf(m.content).filter((b) => b?.type === "text" && !isEmptyText(b));
-    if (text.length === 0) continue;
     const last = folded.at(-1);
-    if (last?.role === "user") {
+    if (text.length === 0) continue;
+    if (last === undefined) folded.push({ role: "user", content: text });
+    else if (last.role === "user" && waiting.length === 0) {
       folded[folded.length - 1] = { ...last, content: [...blocksOf(last.content), ...text] };
-    } else folded.push({ role: "user", content: text });
+    } else waiting.push(...text);
   }
+  flush();
   out.messages = folded;
 }
 

@@ -1465,4 +1465,29 @@ Deno.test("midSystemAsUser: system text joins the user turn before it, or stands
     },
     { role: "assistant", content: "a" },
   ]);
+  // After a tool call: at the end of the turn with its result, which must come first.
+  const tool: Record<string, unknown> = {
+    messages: [
+      { role: "user", content: "q" },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+      { role: "system", content: "reminder" },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+      { role: "assistant", content: "a" },
+      { role: "system", content: "last" },
+    ],
+  };
+  midSystemAsUser(tool);
+  assert.deepEqual(tool.messages, [
+    { role: "user", content: "q" },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "t1", content: "ok" },
+        { type: "text", text: "reminder" },
+      ],
+    },
+    { role: "assistant", content: "a" },
+    { role: "user", content: [{ type: "text", text: "last" }] },
+  ]);
 });

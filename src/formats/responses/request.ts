@@ -613,8 +613,24 @@ export function withoutUnreadableReasoning(
   };
 }
 
-/** Items whose id is what they are: a compaction (its encrypted content names it), a reference. */
-const KEEP_ID = new Set(["compaction", "compaction_summary", "item_reference"]);
+/**
+ * Items whose id is what they are: a compaction (its encrypted content names it), a reference,
+ * and the hosted tools' calls, which the API takes only with their ids.
+ */
+const KEEP_ID = new Set([
+  "compaction",
+  "compaction_summary",
+  "item_reference",
+  "web_search_call",
+  "file_search_call",
+  "computer_call",
+  "code_interpreter_call",
+  "image_generation_call",
+  "local_shell_call",
+  "mcp_call",
+  "mcp_list_tools",
+  "mcp_approval_request",
+]);
 
 /**
  * Input without the reasoning items `drop` picks, and the items that came after one (up to the

@@ -903,6 +903,7 @@ Deno.test("passThroughRequest: reasoning left out takes the items' ids with it (
       { type: "function_call_output", call_id: "c1", output: "ok" },
       { type: "message", id: "msg_1", role: "assistant", content: "Done." },
       { type: "item_reference", id: "ref_1" },
+      { type: "web_search_call", id: "ws_1", status: "completed" },
     ],
   };
   const out = passThroughRequest(body, "gpt-5");
@@ -912,6 +913,8 @@ Deno.test("passThroughRequest: reasoning left out takes the items' ids with it (
     { type: "function_call_output", call_id: "c1", output: "ok" },
     { type: "message", role: "assistant", content: "Done." },
     { type: "item_reference", id: "ref_1" },
+    // The API takes a hosted tool's call only with its id.
+    { type: "web_search_call", id: "ws_1", status: "completed" },
   ]);
   // Reasoning the upstream can read keeps every id.
   const kept = {
