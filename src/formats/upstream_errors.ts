@@ -93,10 +93,11 @@ export const CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded";
  * How providers refuse a prompt past the context window: OpenAI's code, its chat wording
  * ("This model's maximum context length is…", GPT-5's "Input tokens exceed the configured
  * limit…"), its responses wording ("Your input exceeds the context window…"), OpenRouter's
- * ("This endpoint's maximum context length is…"), Anthropic's ("prompt is too long: …").
+ * ("This endpoint's maximum context length is…"), Anthropic's ("prompt is too long: …"), Gemini's
+ * through OpenRouter ("The input token count (N) exceeds the maximum number of tokens allowed").
  */
 const CONTEXT_OVERFLOW =
-  /context_length_exceeded|maximum context length|exceeds the context window|input tokens exceed the configured limit|prompt is too long/i;
+  /context_length_exceeded|maximum context length|exceeds the context window|input tokens exceed the configured limit|prompt is too long|input token count.{0,40}exceeds the maximum number of tokens/i;
 
 /** Whether an upstream's error (its code, type and message together) is a context overflow. */
 export function isContextOverflow(words: string): boolean {

@@ -142,16 +142,21 @@ function accountError(message: string, metadata?: Record<string, unknown>): Gate
 const COUNT = String.raw`(\d[\d,]*)`;
 /** The window, as OpenAI and OpenRouter ("maximum context length is N") or GPT-5 state it. */
 const LIMIT = new RegExp(
-  String.raw`(?:maximum context length is|configured limit of)\s*${COUNT}`,
+  String
+    .raw`(?:maximum context length is|configured limit of|maximum number of tokens allowed \()\s*${COUNT}`,
   "i",
 );
-/** What the prompt came to ("resulted in N tokens", OpenRouter's "requested about N tokens"). */
+/** What the prompt came to ("resulted in N", OpenRouter's "requested about N", Gemini's "input token count (N)"). */
 const ACTUAL = new RegExp(
-  String.raw`(?:resulted in|requested(?: about)?)\s*${COUNT}\s*tokens`,
+  String
+    .raw`(?:(?:resulted in|requested(?: about)?)\s*${COUNT}\s*tokens|input token count \(${COUNT}\))`,
   "i",
 );
 
-const count = (m: RegExpMatchArray | null) => m ? Number(m[1].replaceAll(",", "")) : undefined;
+const count = (m: RegExpMatchArray | null) => {
+  const n = m?.slice(1).find((g) => g !== undefined);
+  return n === undefined ? undefined : Number(n.replaceAll(",", ""));
+};
 
 /**
  * A prompt past the context window, in Anthropic's words whatever the provider said: Claude

@@ -162,6 +162,14 @@ Deno.test("a context overflow in any provider's words is Anthropic's 'prompt is 
     body("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
   );
   assert.equal(asPromptTooLong(own).message, "prompt is too long: 208310 tokens > 200000 maximum");
+  // Gemini's, through OpenRouter.
+  assert.equal(
+    openai(
+      "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+      400,
+    ),
+    "prompt is too long: 1200000 tokens > 1048576 maximum",
+  );
   // Behind OpenRouter's prefix (Claude through OpenRouter), Anthropic's words lead.
   assert.equal(
     openai("Provider returned error: prompt is too long: 208310 tokens > 200000 maximum", 400),
