@@ -140,19 +140,31 @@ function accountError(message: string, metadata?: Record<string, unknown>): Gate
 
 /** A count in a provider's words, digits grouped or not ("128,000"). */
 const COUNT = String.raw`(\d[\d,]*)`;
-/** The window, as OpenAI and OpenRouter ("maximum context length is N") or GPT-5 state it. */
+/**
+ * The window, as OpenAI and OpenRouter ("maximum context length is N"), GPT-5 ("configured
+ * limit of N") or Gemini ("maximum number of tokens allowed (N)") state it.
+ */
 const LIMIT = new RegExp(
-  String
-    .raw`(?:maximum context length is|configured limit of|maximum number of tokens allowed \()\s*${COUNT}`,
+  [
+    String.raw`maximum context length is\s*${COUNT}`,
+    String.raw`configured limit of\s*${COUNT}`,
+    String.raw`maximum number of tokens allowed \(${COUNT}\)`,
+  ].join("|"),
   "i",
 );
-/** What the prompt came to ("resulted in N", OpenRouter's "requested about N", Gemini's "input token count (N)"). */
+/**
+ * What the prompt came to: OpenAI's "resulted in N tokens", OpenRouter's "requested about N
+ * tokens", Gemini's "input token count (N)".
+ */
 const ACTUAL = new RegExp(
-  String
-    .raw`(?:(?:resulted in|requested(?: about)?)\s*${COUNT}\s*tokens|input token count \(${COUNT}\))`,
+  [
+    String.raw`(?:resulted in|requested(?: about)?)\s*${COUNT}\s*tokens`,
+    String.raw`input token count \(${COUNT}\)`,
+  ].join("|"),
   "i",
 );
 
+/** The count a pattern found (the first of its alternatives that matched). */
 const count = (m: RegExpMatchArray | null) => {
   const n = m?.slice(1).find((g) => g !== undefined);
   return n === undefined ? undefined : Number(n.replaceAll(",", ""));
