@@ -15,8 +15,9 @@ export class GatewayError extends Error {
   readonly extra?: Record<string, unknown>;
   /**
    * A retry cannot succeed soon (the gateway's own account at the provider: its key refused,
-   * its credit or quota gone): the answer says so (`x-should-retry: false`), which both SDKs,
-   * Claude Code and Codex read, instead of retrying a 5xx for a minute.
+   * its credit or quota gone): the answer says so (`x-should-retry: false`), which both SDKs
+   * and Claude Code read (Claude Code gave up after 11 requests and 3 minutes without it,
+   * after one with it). Codex retries by status alone.
    */
   readonly final?: boolean;
 
