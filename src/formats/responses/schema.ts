@@ -205,8 +205,12 @@ const Item = z.looseObject({ type: z.string().nullish() }).check((ctx) => {
       code: "custom",
       path: ["type"],
       input: ctx.value,
+      // Clients that send references do so because `store` is true, the API's default (the
+      // Vercel AI SDK's OpenAI provider on every step after the first): name the switch that
+      // makes them send the items, or the user cannot tell what to change.
       message: `${JSON.stringify(type)} is not supported: the gateway is stateless and stores ` +
-        "no items; send the items themselves",
+        "no items; send the items themselves (clients that send references, such as the Vercel " +
+        "AI SDK's OpenAI provider, send the items with `store: false`)",
     });
     return;
   }

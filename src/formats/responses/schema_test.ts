@@ -35,6 +35,21 @@ Deno.test("schema: previous_response_id is refused: the gateway is stateless", (
   validateResponsesRequest({ ...ok, previous_response_id: null, background: false });
 });
 
+Deno.test("schema: an item reference's refusal names the switch that sends the items", () => {
+  // The Vercel AI SDK sends `item_reference` for earlier output items unless `store: false`.
+  rejects(
+    {
+      ...ok,
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "Weather?" }] },
+        { type: "item_reference", id: "fc_1" },
+        { type: "function_call_output", call_id: "call_1", output: "20C" },
+      ],
+    },
+    /input\[1\]\.type.*`store: false`/,
+  );
+});
+
 Deno.test("schema: store is accepted with any value", () => {
   for (const store of [true, false, null, "yes", 1]) validateResponsesRequest({ ...ok, store });
 });
