@@ -50,8 +50,13 @@ async function rawStream(g: TestGateway, model: string, marker: string) {
 /** The stream's end is the gateway's error chunk; returns it and the content before it. */
 function assertErrorEnd(data: string[]): { last: Chunk; text: string } {
   assert.ok(!data.includes("[DONE]"), "no [DONE] after an error");
-  const chunks = data.map((d) => JSON.parse(d) as Chunk);
+  const all = data.map((d) => JSON.parse(d) as Chunk);
+  // The error object alone comes first (OpenAI's convention), then the finish chunk with it.
+  const alone = all.at(-2)!;
+  assert.deepEqual(Object.keys(alone), ["error"], JSON.stringify(alone));
+  const chunks = [...all.slice(0, -2), all.at(-1)!];
   const last = chunks.at(-1)!;
+  assert.deepEqual(alone.error, last.error);
   assert.equal(last.choices[0]?.finish_reason, "error", JSON.stringify(last));
   assert.ok(last.error, "the last chunk carries an error object");
   assert.equal(typeof last.error.code, "number");

@@ -9,9 +9,9 @@
  *   the finish, with `choices: []`;
  * - it did not: on the finish chunk itself. A client that did not ask for a usage chunk does
  *   not expect one, and the common loop `chunk.choices[0].delta` fails on `choices: []`.
- * After an `error` event the last chunk instead carries `finish_reason: "error"` and the
- * generic error object (OpenRouter's in-stream error convention), with usage and cost, and
- * no [DONE].
+ * After an `error` event a chunk of the generic error object alone (OpenAI's convention) goes
+ * out, then the last chunk carries `finish_reason: "error"` and the error object (OpenRouter's
+ * convention), with usage and cost, and no [DONE].
  * Chunks are built as strings around a prefix computed once: no object per delta.
  */
 import type { ReasoningPart } from "../../events/text_request.ts";
@@ -76,15 +76,21 @@ function usageChunk(h: ChunkHead, usage: Obj, finish?: string): string {
   }));
 }
 
-/** The final chunk of a failed stream: finish_reason "error", the error object, usage. */
+/**
+ * The end of a failed stream: the error object alone (OpenAI's in-stream error, which parsers
+ * that read a chunk with `choices` as content see only so: the Vercel AI SDK's chat provider
+ * took the stream for a short answer), then the last chunk: finish_reason "error", the error
+ * object again, usage.
+ */
 function errorChunk(h: ChunkHead, error: GatewayError, cost: CostReport): string {
-  return sseFrame(JSON.stringify({
+  const body = errorBody("generic", timeoutAsProviderError(error)).error;
+  return sseFrame(JSON.stringify({ error: body })) + sseFrame(JSON.stringify({
     id: h.id,
     object: "chat.completion.chunk",
     created: h.created,
     model: h.model,
     choices: [{ index: 0, delta: {}, finish_reason: "error" }],
-    error: errorBody("generic", timeoutAsProviderError(error)).error,
+    error: body,
     usage: usageToChat(cost),
   }));
 }

@@ -324,7 +324,7 @@ Deno.test("chat pass-through: an upstream error chunk is replaced by ours, no [D
   const inEvents = sseEvents([text]);
   const outEvents = sseEvents([out]);
   assert.equal(outEvents.map((e) => e.raw).join(""), out);
-  outEvents.slice(0, -1).forEach((e, i) => assertForwarded(e, inEvents[i], CTX));
+  outEvents.slice(0, -2).forEach((e, i) => assertForwarded(e, inEvents[i], CTX));
   const last = JSON.parse(outEvents.at(-1)!.data);
   assert.equal(last.id, CTX.id);
   assert.equal(last.model, CTX.model);
@@ -333,7 +333,9 @@ Deno.test("chat pass-through: an upstream error chunk is replaced by ours, no [D
   assert.equal(last.error.code, 502);
   assert.match(last.error.message, /invalid key \*\*\*/);
   assert.equal(last.usage.cost, 1.234567891);
-  assert.equal(sseEvents([out]).length, 3);
+  // Before it, the error object alone (OpenAI's in-stream error).
+  assert.deepEqual(JSON.parse(outEvents.at(-2)!.data), { error: last.error });
+  assert.equal(sseEvents([out]).length, 4);
 });
 
 Deno.test("chat pass-through: a cut stream ends with the error chunk", async () => {
@@ -343,9 +345,10 @@ Deno.test("chat pass-through: a cut stream ends with the error chunk", async () 
   const inEvents = sseEvents([text]);
   const outEvents = sseEvents([out]);
   assert.equal(outEvents.map((e) => e.raw).join(""), out);
-  assert.equal(outEvents.length, inEvents.length + 1);
+  assert.equal(outEvents.length, inEvents.length + 2);
   inEvents.forEach((e, i) => assertForwarded(outEvents[i], e, CTX));
   const last = JSON.parse(outEvents.at(-1)!.data);
+  assert.deepEqual(JSON.parse(outEvents.at(-2)!.data), { error: last.error });
   assert.equal(last.id, CTX.id);
   assert.equal(last.model, CTX.model);
   assert.equal(last.error.message, "upstream stream ended early");
@@ -454,11 +457,12 @@ Deno.test("chat pass-through: nothing upstream sends after a malformed chunk goe
   const text = chunk("a") + "data: {oops\n\n" + chunk("b") + "data: [DONE]\n\n";
   const out = passThrough(text, costOf({ input: 1 }));
   const evs = sseEvents([out]);
-  assert.equal(evs.length, 2);
+  assert.equal(evs.length, 3);
   assert.equal(maskHead(evs[0].raw), maskHead(chunk("a")));
   assert.equal(evs[0].raw, chunk("a").replace('"id":"u"', `"id":${JSON.stringify(CTX.id)}`));
-  assertHead(evs[1], CTX);
   assert.equal(JSON.parse(evs[1].data).error.message, "upstream sent a malformed chunk");
+  assertHead(evs[2], CTX);
+  assert.equal(JSON.parse(evs[2].data).error.message, "upstream sent a malformed chunk");
 });
 
 Deno.test("chat pass-through: ids and models the upstream changes mid-stream are all ours", () => {
