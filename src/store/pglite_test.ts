@@ -161,3 +161,25 @@ for (const [driver, openDb] of drivers) {
     });
   });
 }
+
+Deno.test("pglite thread: a store opened from a dump gives its memory back when closed", async () => {
+  const first = await openPglite(undefined);
+  await first.exec(
+    "CREATE TABLE t (x text); INSERT INTO t SELECT repeat('x', 1000) FROM generate_series(1, 20000)",
+  );
+  const dump = await first.dump();
+  await first.close();
+  const cycle = async () => {
+    const db = await openPgliteThread(undefined, { from: dump });
+    assert.deepEqual(await db.query("SELECT count(*)::int AS n FROM t"), [{ n: 20000 }]);
+    await db.close();
+  };
+  await cycle();
+  await cycle();
+  const before = Deno.memoryUsage().rss;
+  const n = 12;
+  for (let i = 0; i < n; i++) await cycle();
+  const grown = (Deno.memoryUsage().rss - before) / 1048576;
+  // Each open that kept its dump kept some 40 MB; a suite opens hundreds.
+  assert.ok(grown < 150, `RSS grew ${grown.toFixed(0)} MiB over ${n} stores opened and closed`);
+});
