@@ -110,10 +110,37 @@ export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }
 
+/** The fields an error is built from: what `reshaped` may change. */
+type ErrorShape = {
+  status: number;
+  message: string;
+  code?: string;
+  type?: string;
+  metadata?: Record<string, unknown>;
+  retryAfter?: number;
+  extra?: Record<string, unknown>;
+  final?: boolean;
+};
+
+/** `e` with `changes` (a key given as undefined is left out), everything else kept. */
+export function reshaped(e: GatewayError, changes: Partial<ErrorShape>): GatewayError {
+  const { status, message, ...options }: ErrorShape = {
+    status: e.status,
+    message: e.message,
+    code: e.code,
+    type: e.type,
+    metadata: e.metadata,
+    retryAfter: e.retryAfter,
+    extra: e.extra,
+    final: e.final,
+    ...changes,
+  };
+  return new GatewayError(status, message, options);
+}
+
 /** `e` as an error a retry may get past (without `final`), all else kept. */
 export function retryable(e: GatewayError): GatewayError {
-  const { code, type, metadata, retryAfter, extra } = e;
-  return new GatewayError(e.status, e.message, { code, type, metadata, retryAfter, extra });
+  return reshaped(e, { final: undefined });
 }
 
 /**
@@ -123,11 +150,5 @@ export function retryable(e: GatewayError): GatewayError {
  */
 export function timeoutAsProviderError(e: GatewayError): GatewayError {
   if (e.status !== 504 && e.status !== 408) return overloadedAsProviderError(e);
-  return new GatewayError(502, e.message, {
-    code: e.code,
-    type: e.type,
-    metadata: e.metadata,
-    retryAfter: e.retryAfter,
-    extra: e.extra,
-  });
+  return reshaped(e, { status: 502 });
 }

@@ -25,10 +25,8 @@ import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
 import {
-  adaptiveAsBudget,
-  midSystemAsUser,
+  forOlderClaude,
   thinkingBudgetTokensMin,
-  withoutEffort,
   withoutThinkingEdits,
 } from "../formats/messages/request.ts";
 import { renderError, renderRateLimited } from "../http/envelopes.ts";
@@ -571,15 +569,11 @@ async function attempt(
     if (pass && c.provider.quirks.openrouterUsage) {
       keepBodyReasoning(upstreamBody, call.model.reasoning);
     }
-    if (
-      pass && c.protocol === "anthropic-messages" &&
-      !c.provider.adaptiveThinking.some((g) => globMatch(g, call.model.id))
-    ) {
-      midSystemAsUser(upstreamBody);
-      adaptiveAsBudget(upstreamBody);
-      if (!c.provider.effortBeforeAdaptive.some((g) => globMatch(g, call.model.id))) {
-        withoutEffort(upstreamBody);
-      }
+    if (pass && c.protocol === "anthropic-messages") {
+      forOlderClaude(upstreamBody, {
+        adaptive: c.provider.adaptiveThinking.some((g) => globMatch(g, call.model.id)),
+        effort: c.provider.effortBeforeAdaptive.some((g) => globMatch(g, call.model.id)),
+      });
     }
     proto.finishBody?.(upstreamBody, c.provider);
     const sendBody = (body: Record<string, unknown>) =>

@@ -1,5 +1,5 @@
 import { chatErrorTable } from "../chat/errors.ts";
-import { GatewayError } from "../../http/gateway_error.ts";
+import { type GatewayError, reshaped } from "../../http/gateway_error.ts";
 import { CONTEXT_LENGTH_EXCEEDED, decodeOpenAIError } from "../upstream_errors.ts";
 
 /**
@@ -16,5 +16,5 @@ export function decodeEmbeddingsError(
   retryAfter?: number,
 ): GatewayError {
   const e = decodeOpenAIError(status, body, retryAfter, { ...chatErrorTable, keep408: true });
-  return e.code === CONTEXT_LENGTH_EXCEEDED ? new GatewayError(e.status, e.message) : e;
+  return e.code === CONTEXT_LENGTH_EXCEEDED ? reshaped(e, { code: undefined }) : e;
 }

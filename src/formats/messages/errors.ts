@@ -5,7 +5,11 @@
  * Body shape: `{type:"error", error:{type, message}, request_id?}`
  * (https://docs.anthropic.com/en/api/errors).
  */
-import { GatewayError, PROVIDER_OVERLOADED as OVERLOADED_CODE } from "../../http/gateway_error.ts";
+import {
+  GatewayError,
+  PROVIDER_OVERLOADED as OVERLOADED_CODE,
+  reshaped,
+} from "../../http/gateway_error.ts";
 import {
   CONTEXT_LENGTH_EXCEEDED,
   isContextOverflow,
@@ -188,5 +192,5 @@ export function asPromptTooLong(e: GatewayError): GatewayError {
     (limit !== undefined && actual !== undefined && actual > limit
       ? `prompt is too long: ${actual} tokens > ${limit} maximum`
       : `prompt is too long: ${e.message}`);
-  return new GatewayError(400, message, { code: e.code, type: e.type, metadata: e.metadata });
+  return reshaped(e, { message });
 }

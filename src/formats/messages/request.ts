@@ -948,6 +948,23 @@ export function passThroughRequest(
 }
 
 /**
+ * A pass-through body as a Claude model takes it, in place. Claude Code sends the newest
+ * models' shape to every model it does not know by name (a catalogue alias such as
+ * `~anthropic/claude-haiku-latest` too): one that does not think `adaptive`ly (before Opus
+ * 4.6) gets no mid-conversation system message, a thinking budget instead, and no effort
+ * unless it takes one (`effort`: Opus 4.5).
+ */
+export function forOlderClaude(
+  out: Record<string, unknown>,
+  takes: { adaptive: boolean; effort: boolean },
+): void {
+  if (takes.adaptive) return;
+  midSystemAsUser(out);
+  adaptiveAsBudget(out);
+  if (!takes.effort) withoutEffort(out);
+}
+
+/**
  * A pass-through body for a Claude model that does not think adaptively (those before Opus
  * 4.6), in place. Claude Code asks adaptive thinking and an effort of every model it does not
  * know by name, a catalogue alias such as `~anthropic/claude-haiku-latest` too; those models

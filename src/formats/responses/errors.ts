@@ -7,7 +7,7 @@
  * The same mapping serves errors that arrive inside a 200 stream (`error` events and
  * `response.failed`), keyed by the error `code` instead of the HTTP status.
  */
-import { GatewayError, overloadedAsProviderError } from "../../http/gateway_error.ts";
+import { GatewayError, overloadedAsProviderError, reshaped } from "../../http/gateway_error.ts";
 import { errorBody, RETRY_AFTER_DEFAULT_S } from "../../http/envelopes.ts";
 import {
   accountError,
@@ -122,12 +122,9 @@ const TRY_AGAIN = /try again in\s*\d/i;
 export function withRetryHint(e: GatewayError): GatewayError {
   if (e.status !== 429 || TRY_AGAIN.test(e.message)) return e;
   const wait = e.retryAfter ?? RETRY_AFTER_DEFAULT_S;
-  return new GatewayError(429, `${e.message.replace(/\.$/, "")}. Please try again in ${wait}s.`, {
-    code: e.code,
-    type: e.type,
-    metadata: e.metadata,
+  return reshaped(e, {
+    message: `${e.message.replace(/\.$/, "")}. Please try again in ${wait}s.`,
     retryAfter: wait,
-    extra: e.extra,
   });
 }
 

@@ -184,8 +184,7 @@ function itemToInternal(
         // OpenRouter names the vendor whose reasoning an item carries (`google-gemini-v1`):
         // another vendor's travels sealed, so it goes back only to where it came from.
         const format = (r as { format?: unknown }).format;
-        const foreign = typeof format === "string" && format !== OPENAI_REASONING_FORMAT;
-        const redacted = r.encrypted_content && foreign
+        const redacted = r.encrypted_content && otherThanOpenAI(format)
           ? sealDetail({ type: "reasoning.encrypted", format, data: r.encrypted_content, id: r.id })
           : unnamedForeign(r)
           ? undefined
@@ -514,6 +513,10 @@ const OPENAI_REASONING = ["effort", "summary", "generate_summary"];
 /** OpenRouter's `format` of OpenAI's own encrypted reasoning. */
 const OPENAI_REASONING_FORMAT = "openai-responses-v1";
 
+/** A reasoning item's `format` that names another vendor's than OpenAI's. */
+const otherThanOpenAI = (format: unknown) =>
+  typeof format === "string" && format !== OPENAI_REASONING_FORMAT;
+
 /**
  * A pass-through body for OpenAI's own responses API (not OpenRouter's): its dialect only, and
  * no reasoning item of another vendor's (an OpenRouter answer's, by its `format`), which OpenAI
@@ -533,8 +536,7 @@ export function toOpenAIResponsesDialect(body: Obj): void {
       if (unnamedForeign(i)) return [];
       if (!isObject(i) || !("format" in i)) return [i];
       // As toInternal reads it: a named format other than OpenAI's is another vendor's.
-      const foreign = typeof i.format === "string" && i.format !== OPENAI_REASONING_FORMAT;
-      if (i.type === "reasoning" && foreign) return [];
+      if (i.type === "reasoning" && otherThanOpenAI(i.format)) return [];
       const { format: _, ...item } = i;
       return [item];
     });
