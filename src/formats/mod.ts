@@ -139,10 +139,8 @@ export const messagesFormat: ClientFormat = {
   sameProtocol: "anthropic-messages",
   outputLimitField: "max_tokens",
   validate: (body) => void messages.validateMessagesRequest(body),
-  checkModel: (body, model) => {
-    checkMaxTokens(body.max_tokens, "max_tokens", model);
-    checkImages(messages.toInternal(body as unknown as messages.MessagesRequest, model.id), model);
-  },
+  checkModel: (body, model) => checkMaxTokens(body.max_tokens, "max_tokens", model),
+  checkInternal: checkImages,
   toInternal: (body, slug) =>
     messages.toInternal(body as unknown as messages.MessagesRequest, slug),
   upstreamsFor: (body) =>
@@ -163,10 +161,8 @@ export const responsesFormat: ClientFormat = {
   sameProtocol: "openai-responses",
   outputLimitField: "max_output_tokens",
   validate: (body) => void responses.validateResponsesRequest(body),
-  checkModel: (body, model) => {
-    checkMaxTokens(body.max_output_tokens, "max_output_tokens", model);
-    checkImages(responses.toInternal(body as Body, model.id), model);
-  },
+  checkModel: (body, model) => checkMaxTokens(body.max_output_tokens, "max_output_tokens", model),
+  checkInternal: checkImages,
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
   upstreamsFor: (body) => responses.upstreamsFor(body as Body),
   nativeToolsOnly: (body) => responses.nativeToolsOnly(body),

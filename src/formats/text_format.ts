@@ -48,6 +48,11 @@ export interface ClientFormat {
   /** Checks that need the model (context length, image input, JSON mode). */
   checkModel(body: Record<string, unknown>, model: CatalogueModel): void;
   toInternal(body: Record<string, unknown>, slug: string): TextRequest;
+  /**
+   * Checks that need the model, on the internal form (`toInternal`'s, which the pipeline makes
+   * once): image and file input, where the format has no check of its own on the body.
+   */
+  checkInternal?(req: TextRequest, model: CatalogueModel): void;
   /** The upstream protocols that can serve the call, when not every one can (built-in tools). */
   upstreamsFor(body: Record<string, unknown>): UpstreamNeed | undefined;
   /**

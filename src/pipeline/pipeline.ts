@@ -244,6 +244,7 @@ export function decodeAndRoute(
     if (body[f] != null && !model.supported_parameters.includes(f)) delete body[f];
   }
   const asked = format.toInternal(body, model.id);
+  format.checkInternal?.(asked, model);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
   capBodyOutput(body, model.max_completion_tokens);
