@@ -1,3 +1,13 @@
+/** What an error carries besides its status and message (the fields of the same names). */
+export interface ErrorOptions {
+  code?: string;
+  type?: string;
+  metadata?: Record<string, unknown>;
+  retryAfter?: number;
+  extra?: Record<string, unknown>;
+  final?: boolean;
+}
+
 /**
  * The one error type of the gateway. Stages throw it; the edge renders it in the envelope of
  * the endpoint being served (see envelopes.ts). `status` decides the envelope's type names;
@@ -24,14 +34,7 @@ export class GatewayError extends Error {
   constructor(
     status: number,
     message: string,
-    options: {
-      code?: string;
-      type?: string;
-      metadata?: Record<string, unknown>;
-      retryAfter?: number;
-      extra?: Record<string, unknown>;
-      final?: boolean;
-    } = {},
+    options: ErrorOptions = {},
   ) {
     super(message);
     this.name = "GatewayError";
@@ -111,16 +114,7 @@ export function isGatewayError(e: unknown): e is GatewayError {
 }
 
 /** The fields an error is built from: what `reshaped` may change. */
-type ErrorShape = {
-  status: number;
-  message: string;
-  code?: string;
-  type?: string;
-  metadata?: Record<string, unknown>;
-  retryAfter?: number;
-  extra?: Record<string, unknown>;
-  final?: boolean;
-};
+type ErrorShape = { status: number; message: string } & ErrorOptions;
 
 /** `e` with `changes` (a key given as undefined is left out), everything else kept. */
 export function reshaped(e: GatewayError, changes: Partial<ErrorShape>): GatewayError {
