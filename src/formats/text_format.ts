@@ -80,6 +80,22 @@ export interface ClientFormat {
 }
 
 /** An upstream text protocol: transport details and the decoders for its answers. */
+/** One call to an upstream: its body and headers. */
+export interface UpstreamCall {
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** A refused call made again, mended. */
+export interface MendedCall extends UpstreamCall {
+  /**
+   * Whether the client hears the first refusal when the mended call is refused as `again`: the
+   * mend was a try of the gateway's (a beta flag the account may not have), not the client's
+   * request. Otherwise (or when this is absent) it hears the mended call's.
+   */
+  firstStands?(again: { status: number; body: unknown }): boolean;
+}
+
 export interface UpstreamProtocol {
   name: Protocol;
   url(provider: Provider): string;
@@ -94,15 +110,16 @@ export interface UpstreamProtocol {
   /** Provider quirks applied to every body sent (pass-through or not). */
   finishBody?(body: Record<string, unknown>, provider: Provider): void;
   /**
-   * A body to ask once more with, after the upstream refused `sent` for something of the
-   * client's history the gateway can leave out (encrypted reasoning it cannot open); undefined
+   * The call to make once more after the upstream refused `sent` for something the gateway
+   * can mend: encrypted reasoning of the client's history it cannot open (left out), a prompt
+   * past the window the model has without a beta flag it takes (the flag added); undefined
    * when the refusal is not one of those.
    */
   mendRefused?(
-    status: number,
-    body: unknown,
-    sent: Record<string, unknown>,
-  ): Record<string, unknown> | undefined;
+    refusal: { status: number; body: unknown },
+    sent: UpstreamCall,
+    at: { provider: Provider; model: string },
+  ): MendedCall | undefined;
   createDecoder(): StreamDecoder;
   decodeBody: BodyDecoder;
   /** `retryAfter`: seconds the upstream asked to wait (its `Retry-After`), kept for the client. */

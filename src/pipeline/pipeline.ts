@@ -40,7 +40,7 @@ import {
   noProvider,
   retryable,
 } from "../http/gateway_error.ts";
-import type { ClientFormat, UpstreamProtocol } from "../formats/text_format.ts";
+import type { ClientFormat, UpstreamCall, UpstreamProtocol } from "../formats/text_format.ts";
 import type { EncodeContext } from "../formats/codec.ts";
 import { textProtocol } from "../providers/protocols/mod.ts";
 import { globMatch, type Protocol, protocolsFor } from "../providers/provider.ts";
@@ -577,23 +577,27 @@ async function attempt(
       });
     }
     proto.finishBody?.(upstreamBody, c.provider);
-    const sendBody = (body: Record<string, unknown>) =>
+    const sent = { body: upstreamBody, headers: proto.headers(c.provider, req.headers) };
+    const sendCall = (u: UpstreamCall) =>
       send(
         c,
         proto.url(c.provider),
-        proto.headers(c.provider, req.headers),
-        JSON.stringify(body),
+        u.headers,
+        JSON.stringify(u.body),
         call.request.stream ? c.provider.timeouts.firstByteMs : c.provider.timeouts.responseMs,
         signal,
         app.log,
       );
-    let outcome = await sendBody(upstreamBody);
-    // A refusal of what the history carries from elsewhere (encrypted reasoning another
-    // organisation made), which the gateway can leave out: asked once more, without it.
-    const mended = outcome.ok
+    let outcome = await sendCall(sent);
+    // A refusal the gateway can mend (encrypted reasoning of another organisation's in the
+    // history, left out; a window behind a beta flag, asked for): asked once more.
+    const mended = outcome.ok || !proto.mendRefused
       ? undefined
-      : proto.mendRefused?.(outcome.status, outcome.body, upstreamBody);
-    if (mended) outcome = await sendBody(mended);
+      : proto.mendRefused(outcome, sent, { provider: c.provider, model: call.model.id });
+    if (mended) {
+      const again = await sendCall(mended);
+      if (again.ok || again.status === 499 || !mended.firstStands?.(again)) outcome = again;
+    }
     if (!outcome.ok) {
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);

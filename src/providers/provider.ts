@@ -143,6 +143,16 @@ const providerSchema = z.strictObject({
    */
   effortBeforeAdaptive: z.array(z.string()).default([]),
   /**
+   * Models listed with a longer window than the provider gives without a beta flag (Anthropic's
+   * Sonnet 4 and 4.5: 1M tokens with `context-1m-2025-08-07`, else 200K). A call refused as
+   * past the window is made once more with the flag; not sent before, as an account without
+   * the flag's access has every call carrying it refused.
+   */
+  contextBeta: z.strictObject({
+    beta: z.string().regex(/^[A-Za-z0-9._-]+$/),
+    models: z.array(z.string()).min(1),
+  }).optional(),
+  /**
    * Reasoning efforts each model takes (efforts.ts): every call is sent the nearest, a
    * pass-through's own field too.
    * The first entry whose patterns name the slug applies; a model none names takes any.

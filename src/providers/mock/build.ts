@@ -6,7 +6,7 @@ import { type Answer, buildAnswer, type MockDefaults } from "./answer.ts";
 import { chatFormat, chatStream, chatTools, chatWhole, wantsChatReasoning } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
-import { contextError, vendorError } from "./errors.ts";
+import { contextError, contextWindow, LONG_CONTEXT_REFUSED, vendorError } from "./errors.ts";
 import { imageRequest, imagesBody, imageUrls, imageUsage } from "./images.ts";
 import {
   messagesFormat,
@@ -40,6 +40,8 @@ export interface PlanInput {
   formImages?: number;
   /** A tag of the caller's key ("" without one): whose encrypted reasoning it may replay. */
   keyTag?: string;
+  /** The call carries Anthropic's long-context beta flag. */
+  longContext?: boolean;
 }
 
 export function buildPlan(p: PlanInput): Plan {
@@ -225,7 +227,16 @@ function textPlan(p: PlanInput): Plan {
       : wantsChatReasoning(body),
   });
   const d = delays(p);
-  if (p.controls.overflow) return overflowPlan(protocol, answer, body, p.controls, d);
+  if (p.longContext && p.controls.noLongContext) {
+    return errorPlan(400, vendorError(vendor, 400, LONG_CONTEXT_REFUSED));
+  }
+  const window = contextWindow(protocol, p.longContext === true);
+  const need = p.controls.context !== undefined && p.controls.context > window
+    ? { tokens: p.controls.context, window }
+    : undefined;
+  if (p.controls.overflow || need) {
+    return overflowPlan(protocol, answer, body, p.controls, d, need);
+  }
   if (body.stream === true) {
     const parts = protocol === "chat"
       ? chatStream(answer, body)
@@ -280,9 +291,10 @@ function overflowPlan(
   body: Record<string, unknown>,
   c: Controls,
   d: { firstMs: number; everyMs: number },
+  need?: { tokens: number; window: number },
 ): Plan {
   if (protocol === "responses" && body.stream === true) {
     return streamPlan(responsesOverflowStream(answer, body), { ...c, fail: 0 }, answer, d);
   }
-  return errorPlan(400, contextError(protocol, answer.usage.input));
+  return errorPlan(400, contextError(protocol, answer.usage.input, need));
 }

@@ -29,6 +29,13 @@ export interface Controls {
    * API, streaming, says it in the stream after `response.created`, as OpenAI does).
    */
   overflow?: boolean;
+  /**
+   * The prompt takes this many tokens of the window: past it (Anthropic's 200K, 1M with the
+   * `context-1m-2025-08-07` beta flag; OpenAI's 128K) the vendor's 400 as for `overflow`.
+   */
+  context?: number;
+  /** The account has no access to Anthropic's long-context beta: a call with its flag gets a 400. */
+  noLongContext?: boolean;
   /** After this many content events, reset the connection (no terminal event). */
   cut?: number;
   /** After this many content events, send the vendor's in-stream error event and end. */
@@ -100,6 +107,7 @@ const NUMERIC: Record<string, [field: keyof Controls, max: number]> = {
   cut: ["cut", tokensMax],
   fail: ["fail", tokensMax],
   stall: ["stall", tokensMax],
+  context: ["context", tokensMax * 100],
   cache_read: ["cacheRead", tokensMax * 100],
   cache_write: ["cacheWrite", tokensMax * 100],
   reasoning: ["reasoning", tokensMax],
@@ -133,6 +141,9 @@ function set(c: Controls, key: string, v: string): void {
       return;
     case "overflow":
       c.overflow = v !== "0" && v !== "false";
+      return;
+    case "no_long_context":
+      c.noLongContext = v !== "0" && v !== "false";
       return;
     case "model":
       if (/^[A-Za-z0-9_.:\/-]{1,100}$/.test(v)) c.model = v;

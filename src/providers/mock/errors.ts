@@ -80,6 +80,18 @@ export function vendorError(vendor: Vendor, status: number, message?: string): s
 /** Context windows the mock's overflow answers name (Claude's and GPT-4o's). */
 const ANTHROPIC_CONTEXT_TOKENS = 200_000;
 const OPENAI_CONTEXT_TOKENS = 128_000;
+/** Claude's window with the long-context beta flag. */
+const ANTHROPIC_LONG_CONTEXT_TOKENS = 1_000_000;
+export const ANTHROPIC_LONG_CONTEXT_BETA = "context-1m-2025-08-07";
+/** Anthropic's refusal of the flag to an account without access to it. */
+export const LONG_CONTEXT_REFUSED =
+  "The long context beta is not yet available for this subscription.";
+
+/** The window a call has: the vendor's, Anthropic's longer one when the beta flag was sent. */
+export function contextWindow(protocol: string, longContext: boolean): number {
+  if (protocol !== "messages") return OPENAI_CONTEXT_TOKENS;
+  return longContext ? ANTHROPIC_LONG_CONTEXT_TOKENS : ANTHROPIC_CONTEXT_TOKENS;
+}
 
 /** The responses API's words for an input past the context window (no counts). */
 export const RESPONSES_CONTEXT_MESSAGE =
@@ -92,18 +104,21 @@ export const RESPONSES_CONTEXT_MESSAGE =
  * what the prompt held: the
  * refusal counts it on top of a full window.
  */
-export function contextError(protocol: string, promptTokens: number): string {
+export function contextError(
+  protocol: string,
+  promptTokens: number,
+  need?: { tokens: number; window: number },
+): string {
   if (protocol === "messages") {
-    const n = ANTHROPIC_CONTEXT_TOKENS + promptTokens;
-    return anthropicError(
-      400,
-      `prompt is too long: ${n} tokens > ${ANTHROPIC_CONTEXT_TOKENS} maximum`,
-    );
+    const n = need?.tokens ?? ANTHROPIC_CONTEXT_TOKENS + promptTokens;
+    const max = need?.window ?? ANTHROPIC_CONTEXT_TOKENS;
+    return anthropicError(400, `prompt is too long: ${n} tokens > ${max} maximum`);
   }
+  const max = need?.window ?? OPENAI_CONTEXT_TOKENS;
   const message = protocol === "responses"
     ? RESPONSES_CONTEXT_MESSAGE
-    : `This model's maximum context length is ${OPENAI_CONTEXT_TOKENS} tokens. However, your ` +
-      `messages resulted in ${OPENAI_CONTEXT_TOKENS + promptTokens} tokens. Please reduce the ` +
+    : `This model's maximum context length is ${max} tokens. However, your ` +
+      `messages resulted in ${need?.tokens ?? max + promptTokens} tokens. Please reduce the ` +
       "length of the messages.";
   return JSON.stringify({
     error: {

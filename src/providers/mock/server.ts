@@ -17,7 +17,7 @@ import type { MockDefaults } from "./answer.ts";
 import { buildPlan, type Protocol } from "./build.ts";
 import { controlHeaders, parseControls } from "./controls.ts";
 import { type Active, type MockCall, MockCut, play } from "./driver.ts";
-import { type Vendor, vendorError } from "./errors.ts";
+import { ANTHROPIC_LONG_CONTEXT_BETA, type Vendor, vendorError } from "./errors.ts";
 import { errorPlan, type Plan } from "./plan.ts";
 import { obj } from "./util.ts";
 
@@ -135,8 +135,13 @@ export function startMock(opts: MockOptions = {}): MockServer {
   /** The plan of a request: built once per distinct request, then served from the cache. */
   const planFor = (protocol: Protocol, got: ReadBody, headers: Record<string, string>): Plan => {
     const keyTag = keyTagOf(headers);
+    const longContext = protocol === "messages" &&
+      (headers["anthropic-beta"] ?? "").split(",").some((b) =>
+        b.trim() === ANTHROPIC_LONG_CONTEXT_BETA
+      );
     const key = got.formImages === undefined && got.raw.length <= planCacheBodyCharsMax
-      ? protocol + "\n" + keyTag + "\n" + controlHeaders(headers) + "\n" + got.raw
+      ? protocol + "\n" + keyTag + (longContext ? " 1m" : "") + "\n" + controlHeaders(headers) +
+        "\n" + got.raw
       : undefined;
     let plan = key === undefined ? undefined : cache.get(key);
     if (plan) return plan;
@@ -148,6 +153,7 @@ export function startMock(opts: MockOptions = {}): MockServer {
       defaults,
       formImages: got.formImages,
       keyTag,
+      longContext,
     });
     if (key !== undefined) {
       if (cache.size >= planCacheMax) cache.clear();

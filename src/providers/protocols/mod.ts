@@ -92,6 +92,32 @@ const openaiChat: UpstreamProtocol = {
   decodeError: (status, body, retryAfter) => decodeChatError(status, body, retryAfter),
 };
 
+/**
+ * A prompt Anthropic refused as past the window (`prompt is too long: N tokens > M maximum`),
+ * for a model the provider gives a longer one behind a beta flag: asked once more with the
+ * flag, beside the client's own. Should that fail too (an account without the flag's access),
+ * the client hears the first refusal, on which Claude Code compacts.
+ */
+const withContextBeta: NonNullable<UpstreamProtocol["mendRefused"]> = (refusal, sent, at) => {
+  const cb = at.provider.contextBeta;
+  if (!tooLong(refusal) || !cb || !cb.models.some((g) => globMatch(g, at.model))) return;
+  const had = sent.headers["anthropic-beta"];
+  if (had?.split(",").some((b) => b.trim() === cb.beta)) return;
+  return {
+    body: sent.body,
+    headers: { ...sent.headers, "anthropic-beta": had ? `${had},${cb.beta}` : cb.beta },
+    // Refused again as too long, the longer window's figures are the ones to tell; an
+    // overloaded or failing upstream is failed over as any other.
+    firstStands: (again) =>
+      again.status >= 400 && again.status < 500 && again.status !== 429 && !tooLong(again),
+  };
+};
+
+function tooLong(r: { status: number; body: unknown }): boolean {
+  const message = (r.body as { error?: { message?: unknown } } | null)?.error?.message;
+  return r.status === 400 && typeof message === "string" && /prompt is too long/i.test(message);
+}
+
 const anthropicMessages: UpstreamProtocol = {
   name: "anthropic-messages",
   url: (p) => `${p.baseUrl}/v1/messages`,
@@ -117,6 +143,7 @@ const anthropicMessages: UpstreamProtocol = {
       },
     ),
   finishBody: (body) => standardTier(body),
+  mendRefused: withContextBeta,
   createDecoder: messages.createMessagesDecoder,
   decodeBody: messages.decodeMessagesBody,
   decodeError: messages.decodeMessagesError,
@@ -135,7 +162,10 @@ const openaiResponses: UpstreamProtocol = {
         responses.withoutForeignReasoning(b);
       })
       : (standardTier(body), responses.toOpenAIResponsesDialect(body)),
-  mendRefused: responses.withoutUnreadableReasoning,
+  mendRefused: (refusal, sent) => {
+    const body = responses.withoutUnreadableReasoning(refusal.status, refusal.body, sent.body);
+    return body && { body, headers: sent.headers };
+  },
   createDecoder: responses.createResponsesDecoder,
   decodeBody: responses.decodeResponsesBody,
   decodeError: responses.decodeResponsesError,
