@@ -33,3 +33,34 @@ Deno.test("splitter handles CRLF line ends and a last event without blank line",
   const events = splitAll(["data: 1\r\n\r\ndata: 2"]);
   assert.deepEqual(events.map((e) => e.data), ["1", "2"]);
 });
+
+Deno.test("splitter takes a multi-megabyte event in small reads in linear time", () => {
+  // An image model's base64 in one event (OpenRouter's chat images, a responses
+  // image_generation_call), as TCP delivers it: each read was searched with all held before it.
+  const data = JSON.stringify({ result: "A".repeat(3 * 1024 * 1024) });
+  const stream = `event: big\ndata: ${data}\n\ndata: [DONE]\n\n`;
+  const s = new SseSplitter();
+  const out: SseEvent[] = [];
+  const started = performance.now();
+  for (let i = 0; i < stream.length; i += 1400) {
+    s.push(stream.slice(i, i + 1400), (e) => out.push(e));
+    assert.ok(s.pending <= stream.length);
+  }
+  s.end((e) => out.push(e));
+  const ms = performance.now() - started;
+  assert.deepEqual(out.map((e) => [e.event, e.data.length]), [["big", data.length], [
+    undefined,
+    6,
+  ]]);
+  assert.ok(ms < 1500, `${ms.toFixed(0)} ms for a 3 MiB event`);
+});
+
+Deno.test("splitter counts text held without a line break as pending, and ends with it", () => {
+  const s = new SseSplitter();
+  const out: SseEvent[] = [];
+  s.push("data: ab", (e) => out.push(e));
+  s.push("cd", (e) => out.push(e));
+  assert.equal(s.pending, 10);
+  s.end((e) => out.push(e));
+  assert.deepEqual(out.map((e) => e.data), ["abcd"]);
+});
