@@ -352,6 +352,13 @@ export function createChatPassThrough(ctx: EncodeContext): PassThroughEncoder {
       }
       ev = rewrite(ev);
       if (usage && !content) {
+        // A usage report repeated (later reports refine earlier ones, as the meter merges
+        // them) replaces a held one that finishes nothing: released, it went out with the held
+        // finish chunk, and the end added a second finish chunk to carry the usage.
+        if (usageOnFinish && held !== undefined && !FINISHES.test(held.data)) {
+          held = ev;
+          return "";
+        }
         // A held finish chunk stays, to carry this usage; an earlier usage chunk goes out.
         const out = held ? release() : "";
         held = ev;

@@ -665,3 +665,19 @@ Deno.test("chat pass-through, no include_usage: n = 2 puts the usage on the last
   assert.equal(last.usage.cost, cost.cost);
   assert.equal(chunks.filter((c) => c.usage).length, 1);
 });
+
+Deno.test("chat pass-through, no include_usage: a usage report repeated still ends with one finish chunk carrying it", () => {
+  const chunk = (choices: unknown[], usage?: unknown) =>
+    `data: ${JSON.stringify({ id: "u1", model: "up", choices, ...(usage ? { usage } : {}) })}\n\n`;
+  const first = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 };
+  const later = { prompt_tokens: 2, completion_tokens: 5, total_tokens: 7 };
+  const cost = costOf({ input: 2, output: 5 });
+  // OpenAI's shape (a usage chunk without choices), and OpenRouter's (with an empty delta).
+  for (const choices of [[], [{ index: 0, delta: { content: "" }, finish_reason: null }]]) {
+    const text = chunk([{ index: 0, delta: { content: "x" }, finish_reason: null }]) +
+      chunk([{ index: 0, delta: {}, finish_reason: "stop" }]) +
+      chunk(choices, first) + chunk([], later) + "data: [DONE]\n\n";
+    const last = assertUsageOnFinish(passThrough(text, cost, BARE), "stop", cost);
+    assert.equal(last.usage.completion_tokens, 5, "the later report");
+  }
+});
