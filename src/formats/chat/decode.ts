@@ -234,8 +234,11 @@ export function createChatDecoder(): StreamDecoder {
       // read by one anchored pattern instead of a parse of the whole chunk.
       if (fold.started && !fold.terminal) {
         const m = PLAIN_TEXT_CHUNK.exec(ev.data);
-        if (m && m[1] === fold.upstreamId) {
-          fold.delta({ content: m[2] === "" ? "" : JSON.parse(`"${m[2]}"`) }, emit);
+        // The pattern admits what JSON does not (a raw control character, a bad escape): such
+        // a text is left to the full parse, which reports the chunk malformed, not a throw.
+        const text = m && m[1] === fold.upstreamId ? jsonString(m[2]) : undefined;
+        if (text !== undefined) {
+          fold.delta({ content: text }, emit);
           return;
         }
       }
@@ -267,6 +270,16 @@ const PLAIN_TEXT_CHUNK = new RegExp(
     '(?:"logprobs":null,)?"finish_reason":null\\}\\](?:,"usage":null)?' +
     '(?:,"obfuscation":"[^"\\\\]*")?\\}$',
 );
+
+/** The text of a JSON string's inside, or undefined where it is not valid JSON. */
+function jsonString(inside: string): string | undefined {
+  if (inside === "") return "";
+  try {
+    return JSON.parse(`"${inside}"`);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Decoder of a non-streaming openai-chat body: the same events a stream of it would give. */
 export function decodeChatBody(body: unknown, emit: Emit): void {

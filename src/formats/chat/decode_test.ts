@@ -320,3 +320,19 @@ Deno.test("chat decoder: a tool call the upstream sent without an id gets one of
   assert.match(a.id, /^call_[A-Za-z0-9]{10,}$/);
   assert.notEqual(a.id, b.id);
 });
+
+Deno.test("chat decoder: a plain text chunk that is not valid JSON is malformed, not a throw", () => {
+  const chunk = (text: string) =>
+    `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",` +
+    `"choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}]}`;
+  // A raw line feed: a data payload split over two `data:` lines; and a bad escape.
+  for (const bad of ["line1\nline2", "bad \\x escape"]) {
+    const d = createChatDecoder();
+    const events: Event[] = [];
+    d.event({ data: chunk("a"), raw: "" }, (e) => events.push(e));
+    d.event({ data: chunk(bad), raw: "" }, (e) => events.push(e));
+    const last = events.at(-1);
+    assert.equal(last?.type, "error");
+    assert.match(last.type === "error" ? last.error.message : "", /malformed/);
+  }
+});
