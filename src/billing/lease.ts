@@ -96,6 +96,8 @@ export class LeaseQuota implements Quota {
   readonly peersBatch = true;
   #leases = new Map<string, Lease>();
   #open = new Map<string, { g: GenerationOpen; created: Date; epoch: number }>();
+  /** Per key, costs of leased generations settled here and not yet written. */
+  #keyUnwritten = new Map<string, bigint>();
   /**
    * Capped keys' generations, held in the store. Journaled as no instance's: their holds are
    * not in a lease, so the end of this instance's leases (a stall) must not let a peer sweep
@@ -141,8 +143,11 @@ export class LeaseQuota implements Quota {
   }
 
   async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
-    // Not in #open: its settlement goes to the store too.
-    if (opts.keyCapped) return this.#inStore.reserve(g, opts);
+    // Not in #open: its settlement goes to the store too. What the key has on this wallet's
+    // leases (admitted before it had a cap) is not in the store yet, and counts against it.
+    if (opts.keyCapped) {
+      return this.#inStore.reserve(g, { ...opts, keyInMemory: this.#keyInMemory(g.keyId) });
+    }
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
     await this.#batches.room();
     this.#startTicking();
@@ -211,6 +216,7 @@ export class LeaseQuota implements Quota {
     if (open.epoch === l.epoch) l.free += g.hold - s.cost;
     else l.free -= s.cost;
     l.lastUsed = Date.now();
+    this.#keyUnwritten.set(g.keyId, (this.#keyUnwritten.get(g.keyId) ?? 0n) + s.cost);
     return this.#batches.add({ open: g, created: open.created, settlement: s, journaled });
   }
 
@@ -250,7 +256,17 @@ export class LeaseQuota implements Quota {
     }
   }
 
-  #landed({ open }: Settled) {
+  /** The key's holds open on this wallet's leases and its costs settled here, not written. */
+  #keyInMemory(keyId: string): bigint {
+    let sum = this.#keyUnwritten.get(keyId) ?? 0n;
+    for (const { g } of this.#open.values()) if (g.keyId === keyId) sum += g.hold;
+    return sum;
+  }
+
+  #landed({ open, settlement }: Settled) {
+    const unwritten = (this.#keyUnwritten.get(open.keyId) ?? 0n) - settlement.cost;
+    if (unwritten > 0n) this.#keyUnwritten.set(open.keyId, unwritten);
+    else this.#keyUnwritten.delete(open.keyId);
     // Applied or not: a leased generation already in the store can only be this wallet's own
     // earlier write of it (a commit whose reply was lost), which took its cost from the lease.
     this.#leases.get(open.accountId)!.busy--;

@@ -1,4 +1,4 @@
-import type { GenerationOpen, Settlement, Store } from "../store/store.ts";
+import type { GenerationOpen, ReserveOptions, Settlement, Store } from "../store/store.ts";
 import { type Checkpoint, Journal } from "./journal.ts";
 
 /**
@@ -99,7 +99,7 @@ export class StoreHeld {
     this.journal = new Journal(store, () => this.#open.values(), (fn) => fn(), instance);
   }
 
-  async reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean> {
+  async reserve(g: GenerationOpen, opts?: ReserveOptions): Promise<boolean> {
     const ok = await this.store.reserve(g, opts);
     if (ok) {
       this.#open.set(g.id, { g, created: new Date() });

@@ -24,6 +24,7 @@ import type {
   GenerationStatus,
   KeyAuth,
   LedgerEntry,
+  ReserveOptions,
   SettledGeneration,
   Settlement,
   Store,
@@ -531,10 +532,12 @@ export class SqlStore implements Store {
    * so the cap may be exceeded by at most one hold per concurrent request. The account
    * balance check has no such gap: it is re-checked on the locked row.)
    */
-  async reserve(g: GenerationOpen, opts: { keyCapped?: boolean } = {}): Promise<boolean> {
+  async reserve(g: GenerationOpen, opts: ReserveOptions = {}): Promise<boolean> {
     if (g.hold < 0n) throw new RangeError("a hold cannot be negative");
+    const inMemory = opts.keyInMemory ?? 0n;
+    if (inMemory < 0n) throw new RangeError("what a wallet holds cannot be negative");
     // A key known to have no cap needs no turn: one statement (one round trip) is enough.
-    if (opts.keyCapped === false) return await this.#reserveIn(this.#db, g);
+    if (opts.keyCapped === false) return await this.#reserveIn(this.#db, g, inMemory);
     return await this.#db.transaction(async (tx) => {
       // A capped key's reserves take turns. The cap check sums the key's running holds, and
       // a statement sees only what was committed when it began: two reserves at once each
@@ -548,17 +551,17 @@ export class SqlStore implements Store {
          ) FOR UPDATE`,
         [g.accountId, g.keyId],
       );
-      return await this.#reserveIn(tx, g);
+      return await this.#reserveIn(tx, g, inMemory);
     });
   }
 
-  async #reserveIn(db: Db, g: GenerationOpen): Promise<boolean> {
+  async #reserveIn(db: Db, g: GenerationOpen, inMemory: bigint): Promise<boolean> {
     const rows = await db.query(
       `WITH k AS (
          SELECT 1 FROM api_keys
          WHERE id = $2 AND account_id = $1
            AND CASE WHEN spend_limit IS NULL THEN true
-                    ELSE spent + $3::bigint + (
+                    ELSE spent + $3::bigint + $8::bigint + (
                       SELECT coalesce(sum(hold), 0) FROM generations
                       WHERE key_id = $2 AND status = 'running'
                     ) <= spend_limit
@@ -571,7 +574,7 @@ export class SqlStore implements Store {
        INSERT INTO generations (id, account_id, key_id, endpoint, model, stream, status, hold, created)
        SELECT $4, h.id, $2, $5, $6, $7, 'running', $3::bigint, clock_timestamp() FROM h
        RETURNING id`,
-      [g.accountId, g.keyId, g.hold, g.id, g.endpoint, g.model, g.stream],
+      [g.accountId, g.keyId, g.hold, g.id, g.endpoint, g.model, g.stream, inMemory],
     );
     return rows.length === 1;
   }

@@ -58,6 +58,11 @@ export interface GenerationOpen {
   hold: bigint;
 }
 
+export interface ReserveOptions {
+  keyCapped?: boolean;
+  keyInMemory?: bigint;
+}
+
 /** A generation settled in a wallet's memory, as its batch writes it. */
 export interface SettledGeneration {
   open: GenerationOpen;
@@ -184,9 +189,11 @@ export interface Store {
    * Reserves `hold` on the balance if `balance - held >= hold` (and the key's spend cap
    * allows it) and opens the generation row, in one statement; for a key with a cap (or not
    * known to have none) after taking the account row's lock, so that reserves at once see
-   * each other's holds. Returns false when funds are short.
+   * each other's holds. Returns false when funds are short. `keyInMemory`: what the caller's
+   * wallet holds or has settled unwritten for the key outside the store (a lease's
+   * generations, admitted before the key had its cap), counted against the cap too.
    */
-  reserve(g: GenerationOpen, opts?: { keyCapped?: boolean }): Promise<boolean>;
+  reserve(g: GenerationOpen, opts?: ReserveOptions): Promise<boolean>;
   /**
    * One transaction: debits the cost, releases the hold, writes the ledger entry (unique per
    * generation) and closes the generation row. A repeat is a no-op returning false. A row the

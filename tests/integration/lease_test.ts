@@ -12,6 +12,7 @@ import {
   type TestGateway,
 } from "../helpers/gateway.ts";
 import { nanoToRub, rubToNano } from "../../src/billing/money.ts";
+import { waitFor } from "../helpers/chat.ts";
 
 const MODEL = "openai/gpt-4o-mini";
 
@@ -125,4 +126,35 @@ Deno.test("leased wallet: a generation one instance answered is found at once th
     assert.equal(missing.status, 404);
     await missing.body?.cancel();
   });
+});
+
+Deno.test("leased wallet: a spend cap set while the key has requests in flight counts them", async () => {
+  // Hold and cost of one call, found on a rich account of a gateway of its own.
+  const content = "x [[mock:tokens=100,first=500]]";
+  const hold = await probeHold({
+    model: MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content }],
+  });
+  const g = await startGateway({ quota: "lease" });
+  try {
+    const inFlight = [ask(g, g.key, content), ask(g, g.key, content), ask(g, g.key, content)];
+    await waitFor("the three calls upstream", () => g.mock.stats.total === 3 || undefined);
+    // A cap above one hold but below the three admitted on the lease before it was set.
+    const [key] = await g.store.listKeys(g.accountId);
+    await g.store.setKeyLimits(key.id, { spend: hold * 2n });
+    g.gw.ctx.keyCache.clear();
+    const late = await ask(g, g.key, content);
+    assert.equal(late.status, 402, "the requests in flight count against the new cap");
+    await late.body?.cancel();
+    for (const res of await Promise.all(inFlight)) {
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    }
+    await g.settled();
+    assert.deepEqual(await checkInvariants(g.store, [g.accountId]), []);
+    assert.equal(g.mock.stats.total, 3);
+  } finally {
+    await g.close();
+  }
 });
