@@ -45,13 +45,17 @@ export class SseSplitter {
     if (start > 0) this.#buf = this.#buf.slice(start);
   }
 
-  /** End of input: a trailing event without its blank line is still delivered. */
+  /**
+   * End of input: a trailing event without its blank line is still delivered, unless it was
+   * cut short (the connection dropped inside it: `data: [DO`, half a JSON object), which is no
+   * event: a stream cut inside its last marker, after the whole answer, is not a failure.
+   */
   end(onEvent: (e: SseEvent) => void): void {
     const rest = this.#buf + this.#taken();
     this.#buf = "";
     if (rest.trim() === "") return;
     const ev = parseEvent(rest + "\n\n");
-    if (ev) onEvent(ev);
+    if (ev && !cutShort(ev.data)) onEvent(ev);
   }
 
   /** Bytes held waiting for the end of an event (to bound memory against a hostile upstream). */
@@ -69,6 +73,19 @@ export class SseSplitter {
 }
 
 const LINE_BREAK = /[\r\n]/;
+
+/** Data that is the beginning of `[DONE]` or of a JSON value, not the whole of it. */
+function cutShort(data: string): boolean {
+  const d = data.trim();
+  if ("[DONE]".startsWith(d)) return d.length > 0 && d !== "[DONE]";
+  if (d[0] !== "{" && d[0] !== "[") return false;
+  try {
+    JSON.parse(d);
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 /** Index just past the blank line ending the event that starts at `from`, or -1. */
 function findEventEnd(s: string, from: number): number {
