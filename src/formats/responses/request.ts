@@ -425,8 +425,10 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
     for (const item of input) {
       const type = item.type ?? "message";
       const content = (item as Obj).content ?? (item as Obj).output;
+      // An item of a type the gateway does not know may hold anything (`[null]`, strings):
+      // only objects are parts; the item's type decides for the rest, below.
       const part = Array.isArray(content)
-        ? (content as Obj[]).find((p) => !carriedPart(p))
+        ? (content as unknown[]).find((p): p is Obj => isObject(p) && !carriedPart(p))
         : undefined;
       if (part) {
         const by = part.type === "input_image"

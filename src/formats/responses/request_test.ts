@@ -236,6 +236,28 @@ Deno.test(
   },
 );
 
+Deno.test("upstreamsFor: an item of an unknown type holding non-objects needs a responses upstream, no crash", () => {
+  // The schema takes any item of a type it does not know, content and all: `[null]` and
+  // strings are no parts to look into, and the item's type alone routes it.
+  for (const content of [[null], ["text", 1]]) {
+    const body = validateResponsesRequest({
+      model: "x",
+      input: [{ type: "newer_item", role: "user", content }],
+    });
+    assert.deepEqual(upstreamsFor(body), responsesOnly("input item type newer_item"));
+  }
+  const image = validateResponsesRequest({
+    model: "x",
+    input: [{ type: "newer_item", content: [null, { type: "input_image", file_id: "f" }] }],
+  });
+  assert.deepEqual(upstreamsFor(image), responsesOnly("input_image by file id"));
+  const output = validateResponsesRequest({
+    model: "x",
+    input: [{ type: "newer_item_output", output: [null] }],
+  });
+  assert.deepEqual(upstreamsFor(output), responsesOnly("input item type newer_item_output"));
+});
+
 Deno.test("builtInTools: hosted tools, a hosted tool_search and non-function namespace members", () => {
   assert.deepEqual(
     builtInTools({
