@@ -255,6 +255,15 @@ export function decodeAndRoute(
   const allowed = need
     ? need.protocols
     : [format.sameProtocol, ...TEXT_PROTOCOLS.filter((p) => p !== format.sameProtocol)];
+  // Nothing for the model to read (messages or input of empty content alone, no instructions):
+  // every upstream refuses that, and a transcoded call would go out with no messages at all.
+  // Only a body that needs its own format's upstream may carry what the internal form does not.
+  if (
+    request.system.length === 0 && request.messages.every((m) => m.parts.length === 0) &&
+    allowed.some((p) => p !== format.sameProtocol)
+  ) {
+    throw badRequest("the request has nothing for the model to read: every message is empty");
+  }
   let candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
   if (request.webSearch) candidates = candidates.map((c) => searchVia(c, format, model.id));
   if (request.tools?.length && allowed.includes("openai-responses")) {

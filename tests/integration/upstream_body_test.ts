@@ -9,7 +9,9 @@
  * - OpenRouter's model fallbacks (`models`, `route`), billed at the model that answered, are
  *   left out;
  * - reasoning items of another vendor than the model's (a client that switched models) do
- *   not reach OpenRouter's responses API.
+ *   not reach OpenRouter's responses API;
+ * - a request whose every message is empty (content `[]`, no input) is refused by the
+ *   gateway, not sent on with no messages.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -751,4 +753,55 @@ Deno.test("a responses client that switched from an OpenAI model: OpenRouter get
     // A router may answer with either vendor's model: it gets them all.
     assert.deepEqual(await sentFor("openrouter/auto"), ["rs_1", "rs_2"]);
   }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"] });
+});
+
+Deno.test("a request whose every message is empty is a 400 of the gateway's, in every format: no call goes out with no messages", async () => {
+  await withGateway(async (g) => {
+    const cases: [path: string, body: Record<string, unknown>][] = [
+      ["chat/completions", {
+        model: "anthropic/claude-sonnet-4.5",
+        messages: [{ role: "user", content: [] }],
+      }],
+      ["chat/completions", {
+        model: "openai/gpt-4.1-mini",
+        messages: [{ role: "user", content: [] }],
+      }],
+      ["messages", {
+        model: "openai/gpt-4.1-mini",
+        max_tokens: 16,
+        messages: [{ role: "user", content: [] }],
+      }],
+      ["responses", { model: "anthropic/claude-sonnet-4.5", input: [] }],
+      ["responses", { model: "anthropic/claude-sonnet-4.5" }],
+      ["responses", { model: "openai/gpt-4.1-mini", input: [] }],
+    ];
+    for (const [path, body] of cases) {
+      const res = await fetch(`${g.url}/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}: ${text}`);
+      const err = JSON.parse(text);
+      if (path === "messages") assert.equal(err.error.type, "invalid_request_error");
+      else assert.equal(err.error.code, 400);
+      assert.match(err.error.message, /nothing for the model to read/);
+    }
+    await g.settled();
+    assert.equal(g.mock.stats.total, 0, "nothing sent upstream");
+    assert.deepEqual(await g.store.listGenerations(g.accountId, { limit: 10 }), []);
+
+    // Instructions alone are something to read.
+    const res = await fetch(`${g.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "anthropic/claude-sonnet-4.5",
+        instructions: "Hi [[mock:tokens=1]]",
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+  });
 });
