@@ -134,8 +134,11 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
     )
   );
   const allSearches = webSearchAllowance(call.body);
-  // Several choices (chat's `n`) each run to the limit: the hold is per choice times n.
-  const choices = typeof call.body.n === "number" && call.body.n > 1 ? call.body.n : 1;
+  // Several choices (chat's `n`) each run to the limit: the hold is per choice times n. The
+  // other formats have no `n`: one sent there asks for nothing and is not checked.
+  const choices = call.format.name === "chat" && typeof call.body.n === "number" && call.body.n > 1
+    ? call.body.n
+    : 1;
   const g = (output: number, searches = allSearches) => ({
     endpoint: call.format.name,
     model: call.model.id,

@@ -371,6 +371,38 @@ Deno.test("chat: n > 1 on a model no chat upstream serves is a 400 naming n, not
     assert.equal(g.mock.stats.calls.length, 0);
   }, { withoutKeys: ["OPENROUTER_API_KEY"] }));
 
+Deno.test("an n sent to the messages or responses endpoint (neither has one) does not multiply the hold", () =>
+  withGateway(async (g) => {
+    const post = (path: string, body: Obj) =>
+      fetch(`${g.url}/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const bodies: [string, Obj][] = [
+      ["responses", { model: MODEL, input: "hi [[mock:tokens=2]]", max_output_tokens: 16 }],
+      ["messages", {
+        model: ANTHROPIC_MODEL,
+        max_tokens: 16,
+        messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+      }],
+    ];
+    for (const [path, body] of bodies) {
+      const holds: bigint[] = [];
+      // 2^53: a hold that many times over went past what the store holds (a 503 "store
+      // unavailable"); a smaller n only refused a rich account for nothing (402).
+      for (const n of [undefined, 1000, 2 ** 53]) {
+        const res = await post(path, n === undefined ? body : { ...body, n });
+        assert.equal(res.status, 200, `${path} n=${n}: ${await res.clone().text()}`);
+        await res.body?.cancel();
+        await g.settled();
+        const id = res.headers.get("x-generation-id")!;
+        holds.push((await g.store.getGeneration(g.accountId, id))!.hold);
+      }
+      assert.deepEqual(holds, [holds[0], holds[0], holds[0]], path);
+    }
+  }));
+
 Deno.test("chat billing: OpenAI is asked for its standard tier, the one the price table prices, and to store nothing", () =>
   withGateway(async (g) => {
     const c = client(g);
