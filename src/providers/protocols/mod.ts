@@ -10,6 +10,7 @@ import { createChatDecoder, decodeChatBody } from "../../formats/chat/decode.ts"
 import { decodeChatError } from "../../formats/chat/errors.ts";
 import * as messages from "../../formats/messages/mod.ts";
 import * as responses from "../../formats/responses/mod.ts";
+import { isContextOverflow } from "../../formats/upstream_errors.ts";
 
 /** The API version sent to Anthropic when the client names none. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -115,7 +116,7 @@ const withContextBeta: NonNullable<UpstreamProtocol["mendRefused"]> = (refusal, 
 
 function tooLong(r: { status: number; body: unknown }): boolean {
   const message = (r.body as { error?: { message?: unknown } } | null)?.error?.message;
-  return r.status === 400 && typeof message === "string" && /prompt is too long/i.test(message);
+  return r.status === 400 && typeof message === "string" && isContextOverflow(message);
 }
 
 const anthropicMessages: UpstreamProtocol = {
