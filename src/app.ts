@@ -186,9 +186,12 @@ const envelopeOf = (route: Route, req: Request): EnvelopeFamily =>
 const sdkEnvelope = (req: Request): EnvelopeFamily =>
   req.headers.has("anthropic-version") ? "messages" : "generic";
 
+// What the SDKs decide a retry by (`retry-after`, `x-should-retry`) must be readable in a
+// browser too, or a refusal no retry can get past is retried there all the same.
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": "x-generation-id, x-request-id, request-id, retry-after",
+  "access-control-expose-headers":
+    "x-generation-id, x-request-id, request-id, retry-after, x-should-retry",
 };
 
 function withCors(res: Response): Response {
