@@ -42,6 +42,13 @@ export type Event =
     /** The pages it found, where the upstream lists them (OpenAI's `action.sources`). */
     sources?: { url: string; title?: string }[];
   }
+  /**
+   * What a choice other than the first generated (chat's `n`): its text, reasoning or tool
+   * arguments. Clients get those choices from the upstream's own body (`n` travels only to
+   * chat upstreams, passed through), so no encoder shows this; the meter counts it, as the
+   * output of every choice is billed. It may follow `finish`, which is the first choice's.
+   */
+  | { type: "other_choice_delta"; delta: string }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence?: string | null }
   | { type: "error"; error: GatewayError }

@@ -99,6 +99,10 @@ export class Meter {
         this.countedOutput += deltaTokens(e.json);
         this.firstTokenAt ??= performance.now();
         break;
+      case "other_choice_delta":
+        this.deltas++;
+        this.countedOutput += deltaTokens(e.delta);
+        break;
       case "tool_call_start":
         this.firstTokenAt ??= performance.now();
         break;

@@ -177,7 +177,30 @@ class ChatFold {
   }
 }
 
-/** The first choice (n is always 1 here; other choices, if any, are ignored). */
+/**
+ * What the choices after the first generated (chat's `n`), for the meter alone: the client
+ * reads those choices from the upstream's own body, and the internal events carry the first.
+ */
+function otherChoices(c: Obj, key: "delta" | "message", emit: Emit): void {
+  const choices = c.choices;
+  if (!Array.isArray(choices)) return;
+  for (const ch of choices) {
+    const o = obj(ch);
+    if (!o || typeof o.index !== "number" || o.index === 0) continue;
+    const d = obj(o[key]);
+    if (!d) continue;
+    const parts = [str(d.reasoning_content) ?? str(d.reasoning), str(d.content), str(d.refusal)];
+    if (Array.isArray(d.tool_calls)) {
+      for (const tc of d.tool_calls) {
+        const f = obj(obj(tc)?.function);
+        parts.push(str(f?.arguments));
+      }
+    }
+    for (const delta of parts) if (delta) emit({ type: "other_choice_delta", delta });
+  }
+}
+
+/** The first choice: the one the internal events carry (see `otherChoices`). */
 function firstChoice(c: Obj): Obj | undefined {
   const choices = c.choices;
   if (!Array.isArray(choices)) return undefined;
@@ -204,6 +227,8 @@ export function createChatDecoder(): StreamDecoder {
       return;
     }
     fold.start(c.id, c.model, emit);
+    // Other choices go on after the first one's finish.
+    otherChoices(c, "delta", emit);
     if (!fold.finished) {
       const choice = firstChoice(c);
       if (choice) {
@@ -300,6 +325,7 @@ export function decodeChatBody(body: unknown, emit: Emit): void {
     if (message) fold.delta(withToolIndices(message), emit);
     fold.finish(str(choice.finish_reason) ?? "stop", emit);
   }
+  otherChoices(b, "message", emit);
   if (b.usage != null) fold.usage(b.usage, emit);
 }
 

@@ -184,6 +184,7 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
         case "tool_call_end":
         case "usage":
         case "web_search": // chat has no item for a hosted search; its answer follows as text
+        case "other_choice_delta":
           return "";
         default: {
           const never: never = e;

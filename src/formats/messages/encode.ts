@@ -268,6 +268,8 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
         case "error":
           error = e.error;
           return "";
+        case "other_choice_delta":
+          return "";
         case "cost":
           finished = true;
           return ending(e.cost);

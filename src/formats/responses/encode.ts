@@ -89,6 +89,7 @@ class ResponseBuilder {
 
   event(e: Event): void {
     // Nothing is written for an error until `cost`: the stage drops what `error` returns.
+    if (e.type === "other_choice_delta") return;
     if (e.type !== "cost" && e.type !== "error" && e.type !== "usage") this.#start();
     switch (e.type) {
       case "response_start":
