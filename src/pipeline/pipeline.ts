@@ -212,6 +212,24 @@ function heldOutputTokens(call: TextCall, app: AppContext): number {
   return raised ? Math.max(cap, MAX_OUTPUT_TOKENS_MIN) : cap;
 }
 
+/** The model as one that reads files (PDFs), for a request an upstream parses them for. */
+function readingFiles(model: CatalogueModel): CatalogueModel {
+  const inputs = model.architecture.input_modalities;
+  return {
+    ...model,
+    architecture: { ...model.architecture, input_modalities: [...inputs, "file"] },
+  };
+}
+
+function refuses(check: () => void): boolean {
+  try {
+    check();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** decode + route: validate, pick the model, map to the internal form, find candidates. */
 export function decodeAndRoute(
   format: ClientFormat,
@@ -241,13 +259,26 @@ export function decodeAndRoute(
       })` + (makes.includes("image") ? "; use /v1/images/generations" : ""),
     );
   }
-  format.checkModel(body, model);
+  // OpenRouter takes a PDF for any model, parsing it to text for one that reads no files,
+  // where a vendor's own API refuses it: such a request is checked as if the model read files,
+  // and goes to OpenRouter alone.
+  const parsesFiles = !model.architecture.input_modalities.includes("file") &&
+    candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).some((c) =>
+      c.provider.quirks.openrouterUsage
+    );
+  const checked = parsesFiles ? readingFiles(model) : model;
+  format.checkModel(body, checked);
   if (!takesReasoning(model)) format.dropReasoning?.(body);
   for (const f of format.samplingFields ?? []) {
     if (body[f] != null && !model.supported_parameters.includes(f)) delete body[f];
   }
   const asked = format.toInternal(body, model.id);
-  format.checkInternal?.(asked, model);
+  format.checkInternal?.(asked, checked);
+  const checkAsIs = () => {
+    format.checkModel(body, model);
+    format.checkInternal?.(asked, model);
+  };
+  const fileToParse = parsesFiles && refuses(checkAsIs);
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
   capBodyOutput(body, model.max_completion_tokens);
@@ -274,6 +305,11 @@ export function decodeAndRoute(
   }
   if ((allowed.includes("openai-chat") || need?.search) && format.nativeToolsOnly?.(body)) {
     candidates = candidates.map((c) => aggregatorChatVia(c, model.id));
+  }
+  if (fileToParse) {
+    candidates = candidates.filter((c) => c.provider.quirks.openrouterUsage);
+    // Where the request's own format rules OpenRouter out, the model's refusal stands.
+    if (candidates.length === 0) checkAsIs();
   }
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {

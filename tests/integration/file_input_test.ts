@@ -1,7 +1,9 @@
 /**
  * A PDF given inline is file input, an image image input, in every client format: a model
- * that reads files and no images (o3-mini) takes a PDF, one that reads images and no files
- * (Gemma 3) refuses it, as chat's own check has it. Through the real SDKs.
+ * that reads files and no images (o3-mini) takes a PDF. One that reads no files takes it only
+ * through OpenRouter, which parses a PDF to text for any model: Gemma 3 (images, no files)
+ * gets it there, GPT-4 Turbo goes there rather than to OpenAI's own API, and with no such
+ * upstream the request is a 400 naming file input. Through the real SDKs.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -10,8 +12,10 @@ import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 
 /** Reads files (PDF), no images. */
 const FILES_ONLY = "openai/o3-mini";
-/** Reads images, no files. */
+/** Reads images, no files; served through OpenRouter alone. */
 const IMAGES_ONLY = "google/gemma-3-27b-it";
+/** Reads images, no files; served by OpenAI's own API, and by OpenRouter. */
+const FIRST_PARTY_IMAGES_ONLY = "openai/gpt-4-turbo";
 
 const PDF_BASE64 = btoa("%PDF-1.4\n%%EOF\n");
 const PDF_DATA_URL = `data:application/pdf;base64,${PDF_BASE64}`;
@@ -69,14 +73,27 @@ for (const [format, call] of Object.entries(withPdf)) {
       assert.ok(JSON.stringify(g.mock.stats.calls[0].body).includes(PDF_BASE64));
     }));
 
-  Deno.test(`file input (${format}): a PDF to a model that reads no files is a 400 naming file input`, () =>
+  Deno.test(`file input (${format}): a PDF to a model that reads no files goes to OpenRouter, which parses it`, () =>
     withGateway(async (g) => {
-      const e = await call(g, IMAGES_ONLY).then(
+      for (const model of [IMAGES_ONLY, FIRST_PARTY_IMAGES_ONLY]) {
+        g.mock.stats.calls.length = 0;
+        await call(g, model);
+        assert.equal(g.mock.stats.calls.length, 1, model);
+        const sent = g.mock.stats.calls[0];
+        assert.equal((sent.body as { model: string }).model, model, "OpenRouter takes the slug");
+        assert.match(sent.headers.authorization, /mock-openrouter-key/);
+        assert.ok(JSON.stringify(sent.body).includes(PDF_BASE64));
+      }
+    }));
+
+  Deno.test(`file input (${format}): without OpenRouter, a PDF to a model that reads no files is a 400 naming file input`, () =>
+    withGateway(async (g) => {
+      const e = await call(g, FIRST_PARTY_IMAGES_ONLY).then(
         () => assert.fail("no error"),
         (e) => e as { status: number; message: string },
       );
       assert.equal(e.status, 400);
       assert.match(e.message, /does not accept file input/);
       assert.equal(g.mock.stats.calls.length, 0);
-    }));
+    }, { withoutKeys: ["OPENROUTER_API_KEY"] }));
 }
