@@ -142,7 +142,7 @@ export function detailsOut(
 export function partsFromDetails(details: unknown, text: string | undefined): ReasoningPart[] {
   if (!Array.isArray(details)) return [];
   const parts: ReasoningPart[] = [];
-  for (const d of details) {
+  for (const d of joinByIndex(details)) {
     if (d === null || typeof d !== "object") continue;
     const o = d as Obj;
     if (o.type === "reasoning.encrypted" && typeof o.data === "string" && o.data !== "") {
@@ -153,4 +153,32 @@ export function partsFromDetails(details: unknown, text: string | undefined): Re
     }
   }
   return parts;
+}
+
+/**
+ * Consecutive `reasoning.text` entries of one `index` as one, up to the signed one: OpenRouter
+ * streams a block's text in pieces and its signature last, in an entry of its own, and a client
+ * may send them back as they came rather than joined. A signed entry closes its block.
+ */
+function joinByIndex(details: unknown[]): unknown[] {
+  const out: unknown[] = [];
+  let last: Obj | undefined;
+  for (const d of details) {
+    const o = d !== null && typeof d === "object" ? d as Obj : undefined;
+    if (
+      o?.type === "reasoning.text" && last !== undefined && o.index !== undefined &&
+      o.index === last.index && (last.signature ?? "") === ""
+    ) {
+      const joined: Obj = { ...last, ...o };
+      for (const k of ["signature", "format", "id"]) joined[k] = o[k] ?? last[k];
+      if (typeof last.text === "string" || typeof o.text === "string") {
+        joined.text = `${last.text ?? ""}${o.text ?? ""}`;
+      }
+      out[out.length - 1] = last = joined;
+      continue;
+    }
+    out.push(d);
+    last = o?.type === "reasoning.text" ? o : undefined;
+  }
+  return out;
 }

@@ -242,3 +242,31 @@ Deno.test("reasoning details: OpenAI's entry a chat client sends back reaches th
   assert.equal(forOpenAI("RED"), undefined, "another vendor's opaque data is not OpenAI's");
   assert.equal(forAnthropic(part.redacted), undefined);
 });
+
+Deno.test("reasoning details: entries sent back as they streamed join by index, each block its own text", () => {
+  // A client that keeps every streamed entry (OpenRouter's shape: the text in pieces, the
+  // signature in an entry of its own) sends back two signed blocks' worth of fragments.
+  const streamed = [
+    { type: "reasoning.text", text: "think0", index: 0 },
+    { type: "reasoning.text", text: " think1", index: 0 },
+    { type: "reasoning.text", signature: "SIG", format: "anthropic-claude-v1", index: 0 },
+    { type: "reasoning.text", text: "again", index: 1 },
+    { type: "reasoning.text", signature: "SIG2", format: "anthropic-claude-v1", index: 1 },
+  ];
+  const parts = partsFromDetails(streamed, "think0 think1again");
+  assert.deepEqual(parts.map((p) => [p.text, forAnthropic(p.signature)]), [
+    ["think0 think1", "SIG"],
+    ["again", "SIG2"],
+  ]);
+});
+
+Deno.test("reasoning details: two signed entries of one index stay two blocks", () => {
+  const parts = partsFromDetails([
+    { type: "reasoning.text", text: "a", signature: "S1", format: "anthropic-claude-v1", index: 0 },
+    { type: "reasoning.text", text: "b", signature: "S2", format: "anthropic-claude-v1", index: 0 },
+  ], undefined);
+  assert.deepEqual(parts.map((p) => [p.text, forAnthropic(p.signature)]), [["a", "S1"], [
+    "b",
+    "S2",
+  ]]);
+});
