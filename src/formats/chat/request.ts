@@ -377,9 +377,8 @@ export function fromInternal(
   for (const m of req.messages) {
     if (m.role === "user") pushUser(messages, m.parts);
     else {
-      messages.push(
-        assistantMessage(m.parts, options.openrouterReasoning === true, upstreamModel),
-      );
+      const msg = assistantMessage(m.parts, options.openrouterReasoning === true, upstreamModel);
+      if (msg) messages.push(msg);
     }
   }
 
@@ -515,7 +514,12 @@ function pushUser(out: Obj[], parts: Part[]): void {
   out.push({ role: "user", content: onlyText ? rest[0].text : rest });
 }
 
-function assistantMessage(parts: Part[], withReasoning: boolean, slug: string): Obj {
+/**
+ * An assistant message; undefined for a turn of reasoning alone (a turn cut off once its
+ * thinking had come, as Codex keeps one after an interrupt): OpenAI refuses `content: null`
+ * without tool calls, and thinking that led to nothing is no context the next turn needs.
+ */
+function assistantMessage(parts: Part[], withReasoning: boolean, slug: string): Obj | undefined {
   const texts: TextPart[] = [];
   const calls: Obj[] = [];
   const reasonings: ReasoningPart[] = [];
@@ -533,6 +537,7 @@ function assistantMessage(parts: Part[], withReasoning: boolean, slug: string): 
       });
     }
   }
+  if (texts.length === 0 && calls.length === 0) return undefined;
   const msg: Obj = { role: "assistant", content: texts.length > 0 ? textContent(texts) : null };
   if (calls.length > 0) msg.tool_calls = calls;
   if (withReasoning && reasoning !== "") msg.reasoning = reasoning;

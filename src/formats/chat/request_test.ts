@@ -680,3 +680,26 @@ Deno.test("fromInternal: no tool choice or parallel_tool_calls without tools (Op
   assert.equal(withTool.tool_choice, "required");
   assert.equal(withTool.parallel_tool_calls, false);
 });
+
+Deno.test("fromInternal: an assistant turn of reasoning alone is left out (OpenAI refuses content null without tool calls)", () => {
+  // Codex's history after a turn interrupted once its reasoning had come: a reasoning item, then
+  // the user's next message.
+  for (const openrouterReasoning of [false, true]) {
+    const body = fromInternal(
+      {
+        model: "google/gemini-3.5-flash",
+        system: [],
+        stream: false,
+        messages: [
+          { role: "user", parts: [{ type: "text", text: "go" }] },
+          { role: "assistant", parts: [{ type: "reasoning", text: "thinking" }] },
+          { role: "user", parts: [{ type: "text", text: "again" }] },
+        ],
+      },
+      "google/gemini-3.5-flash",
+      { openrouterReasoning },
+    );
+    const msgs = body.messages as { role: string; content: unknown }[];
+    assert.deepEqual(msgs.map((m) => m.role), ["user", "user"]);
+  }
+});
