@@ -477,3 +477,34 @@ Deno.test({
       assert.deepEqual((withSearch.body as Obj).plugins, [{ id: "web" }]);
     }),
 });
+
+Deno.test({
+  name:
+    "codex via anthropic: a turn interrupted once its thinking had come does not break the next",
+  ignore: !hasCodex,
+  fn: () =>
+    withUpstream("anthropic", async (g) => {
+      const model = SETUP.anthropic.model;
+      const first = codexBody("responses-turn1", model, "[[mock:reasoning=3,tokens=2]]");
+      const { output } = await completedStream(await post(g, first));
+      const reasoning = output.find((i) => i.type === "reasoning");
+      assert.ok(reasoning?.encrypted_content, JSON.stringify(output));
+      // Codex interrupted after the reasoning item: it keeps that item alone and sends it
+      // back, then the user's next message.
+      const next = codexBody("responses-turn1", model);
+      next.input = [
+        ...(first.input as Obj[]),
+        { ...reasoning, content: null },
+        {
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: "<turn_aborted>\ninterrupted\n</turn_aborted>" }],
+        },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "again" }] },
+      ];
+      await completedStream(await post(g, next));
+      await g.mock.idle();
+      const sent = g.mock.stats.calls[1].body as { messages: { role: string }[] };
+      assert.ok(sent.messages.every((m) => m.role === "user"), JSON.stringify(sent.messages));
+    }),
+});

@@ -698,6 +698,8 @@ function textOut(p: TextPart): Record<string, unknown> {
   return { type: "text", text: p.text, ...cacheOut(p.cacheControl) };
 }
 
+const THINKING = new Set(["thinking", "redacted_thinking"]);
+
 /**
  * Messages: parts to blocks; empty and blank text dropped (Anthropic rejects both), then
  * empty messages dropped and consecutive same-role messages merged (the API requires
@@ -717,6 +719,13 @@ function messagesOut(messages: Message[]): Record<string, unknown>[] {
     ) {
       const blank = m.parts.find((p) => p.type === "text");
       if (blank) content = [textOut(blank as TextPart)];
+    }
+    // Anthropic refuses an assistant message whose final block is thinking ("The final block
+    // in an assistant message cannot be `thinking`"): a turn cut off once its thinking had come
+    // (Codex keeps one after an interrupt, and sends it back in every later call) loses that
+    // thinking, and goes if nothing else is left.
+    if (m.role === "assistant") {
+      while (content.length > 0 && THINKING.has(content.at(-1)?.type as string)) content.pop();
     }
     if (content.length === 0) continue;
     const last = out.at(-1);

@@ -1491,3 +1491,31 @@ Deno.test("midSystemAsUser: system text joins the user turn before it, or stands
     { role: "user", content: [{ type: "text", text: "last" }] },
   ]);
 });
+
+Deno.test("fromInternal: an assistant turn never ends in thinking (Anthropic: the final block cannot be thinking)", () => {
+  // Codex's history after a turn interrupted once its thinking had come: the signed reasoning
+  // item, then the user's next message; and one cut off after the text that followed.
+  const signed = { type: "reasoning" as const, text: "hmm", signature: "EqQBsig" };
+  const body = fromInternal(
+    req({
+      reasoning: { enabled: true, budgetTokens: 2048 },
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "go" }] },
+        { role: "assistant", parts: [signed] },
+        { role: "user", parts: [{ type: "text", text: "again" }] },
+        { role: "assistant", parts: [signed, { type: "text", text: "ok" }, signed] },
+        { role: "user", parts: [{ type: "text", text: "more" }] },
+      ],
+    }),
+    UPSTREAM,
+  );
+  const msgs = body.messages as { role: string; content: { type: string }[] }[];
+  assert.deepEqual(
+    msgs.map((m) => [m.role, m.content.map((b) => b.type)]),
+    [
+      ["user", ["text", "text"]],
+      ["assistant", ["thinking", "text"]],
+      ["user", ["text"]],
+    ],
+  );
+});

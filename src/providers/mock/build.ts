@@ -166,6 +166,16 @@ function chatPrompt(body: Record<string, unknown>): string {
   return "image";
 }
 
+/** The index of an assistant message whose last block is thinking, which Anthropic refuses; -1. */
+function assistantEndingInThinking(body: Record<string, unknown>): number {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return messages.findIndex((m) => {
+    if (m?.role !== "assistant" || !Array.isArray(m.content)) return false;
+    const type = m.content.at(-1)?.type;
+    return type === "thinking" || type === "redacted_thinking";
+  });
+}
+
 function textPlan(p: PlanInput): Plan {
   const { body, protocol } = p;
   if (
@@ -180,6 +190,17 @@ function textPlan(p: PlanInput): Plan {
     : (!Array.isArray(body.messages) ? "messages" : null);
   if (missing) {
     return errorPlan(400, vendorError(vendor, 400, `Missing required parameter: '${missing}'.`));
+  }
+  const endsInThinking = protocol === "messages" ? assistantEndingInThinking(body) : -1;
+  if (endsInThinking >= 0) {
+    return errorPlan(
+      400,
+      vendorError(
+        vendor,
+        400,
+        `messages.${endsInThinking}: The final block in an assistant message cannot be \`thinking\`.`,
+      ),
+    );
   }
   const keyTag = p.keyTag ?? "";
   const foreign = protocol === "responses" ? foreignEncrypted(body, keyTag) : undefined;
