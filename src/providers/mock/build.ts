@@ -176,6 +176,13 @@ function assistantEndingInThinking(body: Record<string, unknown>): number {
   });
 }
 
+/** The request forbids tool calls: chat's and responses' `"none"`, messages' `{type: "none"}`. */
+function noToolCalls(body: Record<string, unknown>): boolean {
+  const c = body.tool_choice;
+  return c === "none" ||
+    (typeof c === "object" && c !== null && (c as { type?: unknown }).type === "none");
+}
+
 function textPlan(p: PlanInput): Plan {
   const { body, protocol } = p;
   if (
@@ -222,7 +229,9 @@ function textPlan(p: PlanInput): Plan {
   const answer = buildAnswer({
     raw: p.raw,
     model: body.model,
-    controls: p.controls,
+    // A tool choice of none is obeyed as the vendors do: a marker asking for a call still stays
+    // in a history that is being summed up without tools (Codex's compaction).
+    controls: noToolCalls(body) ? { ...p.controls, tool: undefined, tools: undefined } : p.controls,
     defaults: p.defaults,
     promptTokens: promptTokens(body),
     maxTokens: protocol === "chat"

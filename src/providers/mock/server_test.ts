@@ -791,3 +791,35 @@ Deno.test("steps=N: the tool is called until the request holds N tool results, t
     assert.equal((await res.json()).stop_reason, "end_turn");
   });
 });
+
+Deno.test("a tool choice of none is obeyed: text, not a call, whatever the marker says", async () => {
+  await withMock(async (m) => {
+    const tool = { type: "function", function: { name: "ls", parameters: { type: "object" } } };
+    const chat: J = await (await post(m, "/v1/chat/completions", {
+      model: "m",
+      messages: user("sum up [[mock:tool=ls,tokens=2]]"),
+      tools: [tool],
+      tool_choice: "none",
+    })).json();
+    assert.equal(chat.choices[0].message.tool_calls, undefined);
+    assert.equal(chat.choices[0].finish_reason, "stop");
+
+    const messages: J = await (await post(m, "/v1/messages", {
+      model: "claude-sonnet-4-5",
+      max_tokens: 100,
+      messages: user("sum up [[mock:tool=ls,tokens=2]]"),
+      tools: [{ name: "ls", input_schema: { type: "object" } }],
+      tool_choice: { type: "none" },
+    }, ANTHROPIC)).json();
+    assert.deepEqual(messages.content.map((b: J) => b.type), ["text"]);
+    assert.equal(messages.stop_reason, "end_turn");
+
+    const responses: J = await (await post(m, "/v1/responses", {
+      model: "gpt-5",
+      input: "sum up [[mock:tool=ls,tokens=2]]",
+      tools: [{ type: "function", name: "ls", parameters: { type: "object" } }],
+      tool_choice: "none",
+    })).json();
+    assert.deepEqual(responses.output.map((i: J) => i.type), ["message"]);
+  });
+});
