@@ -478,33 +478,41 @@ Deno.test({
     }),
 });
 
-Deno.test({
-  name:
-    "codex via anthropic: a turn interrupted once its thinking had come does not break the next",
-  ignore: !hasCodex,
-  fn: () =>
-    withUpstream("anthropic", async (g) => {
-      const model = SETUP.anthropic.model;
-      const first = codexBody("responses-turn1", model, "[[mock:reasoning=3,tokens=2]]");
-      const { output } = await completedStream(await post(g, first));
-      const reasoning = output.find((i) => i.type === "reasoning");
-      assert.ok(reasoning?.encrypted_content, JSON.stringify(output));
-      // Codex interrupted after the reasoning item: it keeps that item alone and sends it
-      // back, then the user's next message.
-      const next = codexBody("responses-turn1", model);
-      next.input = [
-        ...(first.input as Obj[]),
-        { ...reasoning, content: null },
-        {
-          type: "message",
-          role: "user",
-          content: [{ type: "input_text", text: "<turn_aborted>\ninterrupted\n</turn_aborted>" }],
-        },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "again" }] },
-      ];
-      await completedStream(await post(g, next));
-      await g.mock.idle();
-      const sent = g.mock.stats.calls[1].body as { messages: { role: string }[] };
-      assert.ok(sent.messages.every((m) => m.role === "user"), JSON.stringify(sent.messages));
-    }),
-});
+for (const u of UPSTREAMS) {
+  Deno.test({
+    name: `codex via ${u}: a turn interrupted once its thinking had come does not break the next`,
+    ignore: !hasCodex,
+    fn: () =>
+      withUpstream(u, async (g) => {
+        const { model } = SETUP[u];
+        const first = codexBody("responses-turn1", model, "[[mock:reasoning=3,tokens=2]]");
+        first.reasoning = { effort: "medium", summary: "auto" };
+        const { output } = await completedStream(await post(g, first));
+        // A chat upstream's reasoning comes as text alone, as OpenRouter gives Gemini's.
+        const reasoning = output.find((i) => i.type === "reasoning") ??
+          { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "hmm" }] };
+        if (u === "anthropic") assert.ok(reasoning.encrypted_content, JSON.stringify(output));
+        // Codex interrupted after the reasoning item: it keeps that item alone and sends it
+        // back, then the user's next message.
+        const next = codexBody("responses-turn1", model);
+        next.reasoning = first.reasoning;
+        next.input = [
+          ...(first.input as Obj[]),
+          { ...reasoning, content: null },
+          {
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "<turn_aborted>\ninterrupted\n</turn_aborted>" }],
+          },
+          { type: "message", role: "user", content: [{ type: "input_text", text: "again" }] },
+        ];
+        await completedStream(await post(g, next));
+        await g.mock.idle();
+        const sent = g.mock.stats.calls[1].body as { messages: { role: string }[] };
+        assert.ok(
+          sent.messages.every((m) => m.role !== "assistant"),
+          JSON.stringify(sent.messages),
+        );
+      }),
+  });
+}

@@ -166,6 +166,18 @@ function chatPrompt(body: Record<string, unknown>): string {
   return "image";
 }
 
+/**
+ * A chat assistant message with no content and nothing in its stead (tool calls, a legacy
+ * function call, a refusal), which OpenAI refuses.
+ */
+function assistantWithoutContent(body: Record<string, unknown>): boolean {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return messages.some((m) =>
+    m?.role === "assistant" && m.content == null && !m.tool_calls?.length && !m.function_call &&
+    !m.refusal
+  );
+}
+
 /** The index of an assistant message whose last block is thinking, which Anthropic refuses; -1. */
 function assistantEndingInThinking(body: Record<string, unknown>): number {
   const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -197,6 +209,12 @@ function textPlan(p: PlanInput): Plan {
     : (!Array.isArray(body.messages) ? "messages" : null);
   if (missing) {
     return errorPlan(400, vendorError(vendor, 400, `Missing required parameter: '${missing}'.`));
+  }
+  if (protocol === "chat" && assistantWithoutContent(body)) {
+    return errorPlan(
+      400,
+      vendorError(vendor, 400, "Invalid value for 'content': expected a string, got null."),
+    );
   }
   const endsInThinking = protocol === "messages" ? assistantEndingInThinking(body) : -1;
   if (endsInThinking >= 0) {
