@@ -7,8 +7,19 @@ import { describeError, withoutPassword } from "./lib/describe_error.ts";
  * (`OPENAI_API_KEY`, …) are not here: the providers file names the variable each provider
  * reads, so keys never pass through a config object that might be logged.
  */
-const decimal = (example: string) =>
-  z.string().regex(/^\d+(\.\d+)?$/, `a non-negative decimal such as ${example}`);
+const decimal = (example: string, what = "a non-negative decimal") =>
+  z.string().regex(/^\d+(\.\d+)?$/, `${what} such as ${example}`);
+/**
+ * A whole number in [min, max], told as that range when it is not one: zod's own words
+ * ("expected number, received NaN") leave an operator guessing what the variable takes.
+ */
+const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
+  const what = max === Number.MAX_SAFE_INTEGER
+    ? `a whole number, at least ${min}`
+    : `a whole number from ${min} to ${max}`;
+  return z.string().regex(/^\d+$/, what).transform(Number)
+    .refine((n) => n >= min && n <= max, what).default(fallback);
+};
 const optionalUrl = z.string().url().optional();
 /** A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly). */
 const serviceUrl = (schemes: string[]) =>
@@ -24,14 +35,17 @@ const serviceUrl = (schemes: string[]) =>
 const DEMO_BALANCE_MAX_RUB = 1_000_000_000;
 
 const schema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  PORT: whole(8787, 0, 65535),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: z.string().min(1).default("./data"),
   DATABASE_URL: serviceUrl(["postgres", "postgresql"]),
   REDIS_URL: serviceUrl(["redis", "rediss"]),
   BLOB_URL: z.string().min(1).optional(),
   PUBLIC_BASE_URL: optionalUrl,
-  USD_RUB: decimal("92.5").refine((v) => Number(v) > 0, "a positive decimal such as 92.5").default(
+  USD_RUB: decimal("92.5", "a positive decimal").refine(
+    (v) => Number(v) > 0,
+    "a positive decimal such as 92.5",
+  ).default(
     "92.5",
   ),
   MARKUP: decimal("0.05").default("0.05"),
@@ -46,13 +60,13 @@ const schema = z.object({
   PROVIDERS_FILE: z.string().min(1).optional(),
   CATALOGUE_FILE: z.string().min(1).optional(),
   CANCEL_POLICY: z.enum(["abort", "drain"]).default("abort"),
-  DRAIN_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
-  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
-  RATE_LIMIT_RPM: z.coerce.number().int().min(0).default(600),
-  ACCOUNT_RATE_LIMIT_RPM: z.coerce.number().int().min(0).default(3000),
-  BODY_MAX_BYTES: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
-  SWEEP_AFTER_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  DRAIN_DEADLINE_MS: whole(30_000, 0, 600_000),
+  KEY_CACHE_TTL_MS: whole(10_000, 0, 300_000),
+  RATE_LIMIT_RPM: whole(600, 0),
+  ACCOUNT_RATE_LIMIT_RPM: whole(3000, 0),
+  BODY_MAX_BYTES: whole(32 * 1024 * 1024, 1024),
+  SWEEP_AFTER_MS: whole(15 * 60_000, 1000),
+  SHUTDOWN_GRACE_MS: whole(25_000, 0, 600_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 

@@ -116,3 +116,23 @@ Deno.test("config: a URL's password is masked whole, whatever characters it hold
   const e = configError({ DATABASE_URL: "mysql://app:s3cr/t@db/tg" });
   assert.ok(!e.message.includes("s3cr"), e.message);
 });
+
+Deno.test("config: a bad whole number is told as the range it must be in", () => {
+  const cases: Record<string, [string, string]> = {
+    PORT: ["abc", "a whole number from 0 to 65535"],
+    KEY_CACHE_TTL_MS: ["1.5", "a whole number from 0 to 300000"],
+    RATE_LIMIT_RPM: ["-1", "a whole number, at least 0"],
+    ACCOUNT_RATE_LIMIT_RPM: ["lots", "a whole number, at least 0"],
+    BODY_MAX_BYTES: ["0", "a whole number, at least 1024"],
+    SHUTDOWN_GRACE_MS: ["25s", "a whole number from 0 to 600000"],
+  };
+  for (const [name, [value, expected]] of Object.entries(cases)) {
+    const e = configError({ [name]: value });
+    assert.equal(e.message, `config: ${name}="${value}" is invalid: ${expected}`);
+  }
+});
+
+Deno.test("config: USD_RUB that is not a number asks for a positive one, as zero is refused", () => {
+  const e = configError({ USD_RUB: "x" });
+  assert.equal(e.message, 'config: USD_RUB="x" is invalid: a positive decimal such as 92.5');
+});
