@@ -83,4 +83,31 @@ export function deployApp(load: () => Config = loadConfig): DeployApp {
   };
 }
 
-export default deployApp();
+/**
+ * Under `deno serve` (self-hosted, one process or `--parallel`), SIGTERM closes the listener and
+ * lets open requests finish, but the store's PostgreSQL connections would keep the process
+ * alive for good: close the gateway too, once its requests are done. Armed at the first request
+ * (a process that only imports this module keeps SIGTERM's default), and disarmed when it fires,
+ * so a second SIGTERM ends the process at once. Deno Deploy may take no signal listener.
+ */
+function closeOnSigterm(app: DeployApp): DeployApp {
+  let armed = false;
+  const onTerm = () => {
+    Deno.removeSignalListener("SIGTERM", onTerm);
+    void app.close().catch(() => {});
+  };
+  return {
+    fetch(req, info) {
+      if (!armed) {
+        armed = true;
+        try {
+          Deno.addSignalListener("SIGTERM", onTerm);
+        } catch { /* no signals here */ }
+      }
+      return app.fetch(req, info);
+    },
+    close: () => app.close(),
+  };
+}
+
+export default closeOnSigterm(deployApp());

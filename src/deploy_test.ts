@@ -93,3 +93,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "deploy: under deno serve, SIGTERM stops the process once its requests are done",
+  ignore: !DATABASE_URL || Deno.build.os === "windows",
+  fn: async () => {
+    const db = await scratchDatabase(DATABASE_URL!);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["serve", "-A", "--port", "0", new URL("./deploy.ts", import.meta.url).pathname],
+      env: { DATABASE_URL: db.url, LOG_LEVEL: "error" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const exited = child.status;
+    try {
+      // `deno serve` names its port on stderr.
+      let seen = "";
+      const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+      let port: string | undefined;
+      while (!port) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += value;
+        port = /Listening on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1];
+      }
+      // Read on, so a full pipe never holds the child up.
+      (async () => {
+        while (!(await reader.read()).done) { /* discard */ }
+      })().catch(() => {});
+      assert.ok(port, `a listening line: ${seen}`);
+      // The first request opens the store, whose connections outlive it.
+      const res = await fetch(`http://127.0.0.1:${port}/v1/models`);
+      assert.equal(res.status, 401);
+      await res.body?.cancel();
+
+      child.kill("SIGTERM");
+      const stopped = await Promise.race([
+        exited.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), 15_000)),
+      ]);
+      assert.ok(stopped, "the process ended within 15 s of SIGTERM");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await exited.catch(() => {});
+      await db.drop();
+    }
+  },
+});
