@@ -39,7 +39,7 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
     ["openai-embeddings"],
     app.breakers,
   );
-  if (candidates.length === 0) throw noProvider(call.model.id);
+  if (candidates.length === 0) throw noProvider(call.model.id, app.providers.length === 0);
 
   let holdAmount = 0n;
   for (const c of candidates) {

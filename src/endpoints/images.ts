@@ -86,7 +86,7 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
   // The Images API makes pictures only; models that also write text speak chat.
   const allowed: Protocol[] = textOutput ? ["openai-chat"] : ["openai-images", "openai-chat"];
   const candidates = candidatesFor(app.providers, call.model.id, allowed, app.breakers);
-  if (candidates.length === 0) throw noProvider(call.model.id);
+  if (candidates.length === 0) throw noProvider(call.model.id, app.providers.length === 0);
 
   // References that can be refused without a DNS look-up are refused before the hold, so
   // a client short of balance gets the 400 it must fix, not a 402.

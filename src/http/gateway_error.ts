@@ -84,12 +84,25 @@ export const insufficientBalance = (extra?: Record<string, unknown>, detail?: st
     extra,
   });
 
-export const noProvider = (slug: string) =>
-  new GatewayError(503, `no available provider for model ${JSON.stringify(slug)}`, {
-    code: "NO_PROVIDER",
-    type: "service_unavailable",
-    retryAfter: 5,
-  });
+/**
+ * No provider can serve the model now. `none`: no provider is configured at all (no key set),
+ * which the client is told, as the one who started the gateway was at start-up: retries will
+ * not help until a key is set.
+ */
+export const noProvider = (slug: string, none = false) =>
+  new GatewayError(
+    503,
+    `no available provider for model ${JSON.stringify(slug)}` +
+      (none
+        ? ": the gateway has no provider key set (OPENAI_API_KEY, ANTHROPIC_API_KEY, " +
+          "OPENROUTER_API_KEY)"
+        : ""),
+    {
+      code: "NO_PROVIDER",
+      type: "service_unavailable",
+      retryAfter: 5,
+    },
+  );
 
 /** The client left before its answer (nginx's 499): nobody reads this error; it names the end. */
 export const clientClosed = () => new GatewayError(499, "client closed the request");

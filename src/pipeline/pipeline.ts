@@ -315,7 +315,7 @@ export function decodeAndRoute(
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
       throw badRequest(need.reason);
     }
-    throw noProvider(model.id);
+    throw noProvider(model.id, app.providers.length === 0);
   }
   // The model takes no stop sequences, and the gateway would keep them on a transcoded call;
   // but what needs the client's own format (legacy functions, custom tools, several choices)
@@ -730,7 +730,7 @@ async function attempt(
   // Nothing was produced: close the generation at no cost, then answer with the last error.
   // The history names the provider whose failure the client is told of.
   const told = overloaded && lastError?.status === 502 ? overloaded : undefined;
-  const last = told?.error ?? lastError ?? noProvider(call.model.id);
+  const last = told?.error ?? lastError ?? noProvider(call.model.id, app.providers.length === 0);
   // The gateway's account at the last candidate forbids no retry when another failed otherwise.
   const error = last.final && transient ? retryable(last) : last;
   meters.push(

@@ -61,7 +61,8 @@ Deno.test("chat failover: 503 when no provider has a key (all disabled)", () =>
     assert.equal(e.status, 503);
     const err = e.error as Obj;
     assert.equal(err.code, 503);
-    assert.equal(typeof err.message, "string");
+    // The client learns why, as the operator did at start-up.
+    assert.match(String(err.message), /no provider key set \(OPENAI_API_KEY/);
     assert.equal(typeof err.metadata, "object");
     await untouched(g);
   }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] }));
@@ -71,6 +72,7 @@ Deno.test("chat failover: 503 for a catalogue slug that no configured provider s
     const res = await postChat(g, { model: ANTHROPIC_MODEL, messages: MSGS });
     const err = await expectGeneric(res, 503);
     assert.match(err.message as string, /provider/);
+    assert.doesNotMatch(err.message as string, /key set/, "a provider is configured");
     await untouched(g);
   }, { providers: { providers: [mockProvider("openai")] } }));
 
