@@ -102,7 +102,8 @@ async function start() {
 
   // Announced once it listens: a start that cannot listen shows no key it then cannot serve.
   const demo = await ensureDemoAccount(ctx.store, cfg);
-  const where = embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL";
+  const where = (embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL") +
+    (cfg.REDIS_URL ? ", limits in Redis" : "");
   console.log(`Tollgate: ${ctx.catalogue.generative().length} models, ${where}`);
   if (ctx.providers.length === 0) {
     console.log(
