@@ -1,5 +1,5 @@
 import { GatewayError } from "./gateway_error.ts";
-import { jsonDepthMax } from "../lib/bounds.ts";
+import { bodyIdleMs, jsonDepthMax } from "../lib/bounds.ts";
 import { readStreamCapped } from "../lib/read_capped.ts";
 
 /**
@@ -10,6 +10,7 @@ import { readStreamCapped } from "../lib/read_capped.ts";
 export async function readJsonBody(
   req: Request,
   maxBytes: number,
+  opts: { idleMs?: number } = {},
 ): Promise<Record<string, unknown>> {
   const type = req.headers.get("content-type");
   if (type !== null && !/^application\/([\w.+-]*\+)?json\b/i.test(type.trim())) {
@@ -22,7 +23,7 @@ export async function readJsonBody(
   }
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const text = await readText(req, maxBytes, declared);
+  const text = await readText(req, maxBytes, opts.idleMs ?? bodyIdleMs);
   if (text.trim() === "") {
     throw new GatewayError(400, "request body is empty; expected a JSON object");
   }
@@ -50,25 +51,24 @@ function tooLarge(maxBytes: number) {
 /** Stateless for whole-buffer decodes, so one serves every request. */
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-async function readText(req: Request, maxBytes: number, declared: number): Promise<string> {
+async function readText(req: Request, maxBytes: number, idleMs: number): Promise<string> {
   if (!req.body) return "";
   const encodings = contentEncodings(req.headers.get("content-encoding"));
+  // Read chunk by chunk even where a Content-Length frames the body (`req.bytes()` would
+  // do): only a chunked read can give up on a client that stops sending half-way.
+  const idle = {
+    ms: idleMs,
+    stalled: () =>
+      new GatewayError(400, `request body stalled: nothing arrived for ${idleMs / 1000} s`),
+  };
   let all: Uint8Array;
   try {
-    if (encodings.length > 0) {
-      // The limit holds for the decoded body, counted while it is inflated: a small
-      // compressed body cannot expand past it.
-      let body: ReadableStream<Uint8Array> = req.body;
-      for (const enc of encodings.reverse()) body = await decoded(body, enc);
-      all = await readStreamCapped(body, maxBytes, () => tooLarge(maxBytes));
-    } else {
-      // A declared length (already checked against the limit) frames the body: the server
-      // reads exactly that many bytes, so it can be taken whole. Without one (chunked), the
-      // count is enforced while reading.
-      all = Number.isFinite(declared)
-        ? await req.bytes()
-        : await readStreamCapped(req.body, maxBytes, () => tooLarge(maxBytes));
-    }
+    // The limit holds for the decoded body, counted while it is inflated: a small
+    // compressed body cannot expand past it. Without a Content-Length (chunked), or with one
+    // that lies, the count is enforced while reading.
+    let body: ReadableStream<Uint8Array> = req.body;
+    for (const enc of encodings.reverse()) body = await decoded(body, enc);
+    all = await readStreamCapped(body, maxBytes, () => tooLarge(maxBytes), idle);
   } catch (e) {
     if (e instanceof GatewayError) throw e;
     throw new GatewayError(

@@ -224,3 +224,41 @@ Deno.test("body: an unknown coding or a corrupt compressed body is a 400 that sa
   assert.equal(corrupt.status, 400);
   assert.match(corrupt.message, /could not be decompressed \(Content-Encoding: gzip\)/);
 });
+
+Deno.test("body: a body that stops arriving is refused after the idle time, not waited on forever", async () => {
+  // The client sent part of what its Content-Length declares, then nothing: a vanished client
+  // (no FIN, no RST) must not hold the connection and the bytes read so far for good.
+  const part = new TextEncoder().encode('{"model":"a/b","messages":[');
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(part);
+    },
+  });
+  const req = post(body, { "content-length": "100" });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    readJsonBody(req, MAX, { idleMs: 50 }).then(
+      () => "read",
+      (e) => e instanceof GatewayError ? `${e.status} ${e.message}` : String(e),
+    ),
+    new Promise<string>((r) => timer = setTimeout(() => r("still waiting"), 2_000)),
+  ]);
+  clearTimeout(timer);
+  assert.match(outcome, /^400 request body stalled/);
+});
+
+Deno.test("body: a slow body that keeps arriving is read whole", async () => {
+  const text = JSON.stringify({ model: "a/b", pad: "x".repeat(200) });
+  const bytes = new TextEncoder().encode(text);
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      await new Promise((r) => setTimeout(r, 20));
+      if (at >= bytes.length) return c.close();
+      c.enqueue(bytes.subarray(at, at + 50));
+      at += 50;
+    },
+  });
+  const v = await readJsonBody(post(body), MAX, { idleMs: 200 });
+  assert.equal(v.model, "a/b");
+});

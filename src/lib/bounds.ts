@@ -8,6 +8,12 @@ export const apiKeyCharsMax = 256;
 /** JSON nesting: real requests (tool schemas) nest ~20 deep; 64 stops stack-exhaustion tricks. */
 export const jsonDepthMax = 64;
 
+/**
+ * How long a request body may send nothing before it is given up on. A client on a slow link
+ * still sends something every few seconds; one that sent nothing for a minute has gone.
+ */
+export const bodyIdleMs = 60_000;
+
 /** Events held back by a pass-through encoder while waiting for cost; a guard against a hostile upstream. */
 export const sseEventCharsMax = 16 * 1024 * 1024;
 
