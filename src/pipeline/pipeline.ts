@@ -873,7 +873,9 @@ async function startStream(
     if (!committed) clearTimeout(deadline);
   }
   const first: Event | undefined = stage.first;
-  if (!committed && (first === undefined || first.type === "error")) {
+  // A client that left during the peek has cut the upstream, even where the read it was
+  // waiting on still brought the first token: nobody is there to answer.
+  if (!committed && (first === undefined || first.type === "error" || clientSignal.aborted)) {
     abort.abort();
     upstream.cancel().catch(() => {});
     if (clientSignal.aborted) {
