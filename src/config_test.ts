@@ -117,6 +117,18 @@ Deno.test("config: a URL's password is masked whole, whatever characters it hold
   assert.ok(!e.message.includes("s3cr"), e.message);
 });
 
+Deno.test("config: a password with a space in it is masked whole too", async () => {
+  // The URL check takes such a URL and the driver connects with it; a start-up failure
+  // then names the URL.
+  const { withoutPassword } = await import("./lib/describe_error.ts");
+  for (const pw of ["two words", "a b@c d", "tab\there"]) {
+    const shown = withoutPassword(`DATABASE_URL=postgres://app:${pw}@db:5432/tg: connect failed`);
+    assert.equal(shown, "DATABASE_URL=postgres://app:***@db:5432/tg: connect failed", pw);
+  }
+  const e = configError({ DATABASE_URL: "mysql://app:two words@db/tg" });
+  assert.ok(!e.message.includes("words"), e.message);
+});
+
 Deno.test("config: a bad whole number is told as the range it must be in", () => {
   const cases: Record<string, [string, string]> = {
     PORT: ["abc", "a whole number from 0 to 65535"],

@@ -2,8 +2,9 @@ import { z } from "zod";
 
 /** A URL's password (`scheme://user:secret@host`) is masked wherever a URL is shown. */
 export function withoutPassword(text: string): string {
-  // Up to the last "@": a generated password may hold "/", "?", "#" and "@" itself.
-  return text.replace(/(\/\/[^:/?#@\s]*:)\S*@/g, "$1***@");
+  // Up to the last "@" of the line: a password may hold "/", "?", "#", "@" and even spaces
+  // (the URL check and the drivers take them). Masking too much only costs a clue.
+  return text.replace(/(\/\/[^:/?#@\s]*:)[^\n]*@/g, "$1***@");
 }
 
 /** One line for an error: a validation error's first issue with its path, else the message. */
