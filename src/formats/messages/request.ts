@@ -43,6 +43,7 @@ import type {
 import { isObject, parseObject, str, strings } from "../json.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
+import { badRequest } from "../../http/gateway_error.ts";
 import { anthropicOutputSchema } from "./output_schema.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -804,6 +805,17 @@ function parseInput(args: string): Record<string, unknown> {
 
 const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,/;
 
+/** A data URL's payload that is not base64: a malformed one is the client's to fix. */
+function percentDecoded(payload: string): string {
+  try {
+    return decodeURIComponent(payload);
+  } catch {
+    throw badRequest(
+      "a data URL's percent-encoding is malformed (or not UTF-8); send the file base64",
+    );
+  }
+}
+
 /** http(s) URL → url source; data URL → base64 source (a PDF becomes a document block). */
 function imageOut(p: ImagePart): Record<string, unknown> | null {
   const m = DATA_URL.exec(p.url);
@@ -813,7 +825,7 @@ function imageOut(p: ImagePart): Record<string, unknown> | null {
   }
   const payload = p.url.slice(m[0].length);
   // Base64 as clients send it may carry line breaks or spaces, which Anthropic refuses.
-  const data = m[3] ? payload.replace(/\s+/g, "") : base64OfText(decodeURIComponent(payload));
+  const data = m[3] ? payload.replace(/\s+/g, "") : base64OfText(percentDecoded(payload));
   const declared = m[1] || "application/octet-stream";
   const type = declared === "application/pdf" ? "document" : "image";
   const mediaType = type === "image" ? imageMediaType(declared, data) : declared;

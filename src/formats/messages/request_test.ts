@@ -10,6 +10,7 @@ import {
   upstreamsFor,
 } from "./request.ts";
 import { type MessagesRequest, validateMessagesRequest } from "./schema.ts";
+import { isGatewayError } from "../../http/gateway_error.ts";
 
 const SLUG = "anthropic/claude-sonnet-4.5";
 const UPSTREAM = "claude-sonnet-4-5-20250929";
@@ -504,6 +505,33 @@ Deno.test("fromInternal: images from data URLs and http URLs", () => {
       source: { type: "base64", media_type: "application/pdf", data: "JVBERi0" },
     },
   ]);
+});
+
+Deno.test("fromInternal: a data URL whose percent-encoding is malformed is the client's 400", () => {
+  for (const url of ["data:application/pdf,%ZZ", "data:image/svg+xml,%E0%A4%A"]) {
+    assert.throws(
+      () =>
+        fromInternal(
+          req({ messages: [{ role: "user", parts: [{ type: "image", url }] }] }),
+          UPSTREAM,
+        ),
+      (e: unknown) => isGatewayError(e) && e.status === 400 && /percent-encoding/.test(e.message),
+      url,
+    );
+  }
+  // Well-formed, it is sent as base64.
+  const body = fromInternal(
+    req({
+      messages: [{
+        role: "user",
+        parts: [{ type: "image", url: "data:image/svg+xml,%3Csvg%2F%3E" }],
+      }],
+    }),
+    UPSTREAM,
+  );
+  const source = (body.messages as { content: { source: { data: string } }[] }[])[0].content[0]
+    .source;
+  assert.equal(atob(source.data), "<svg/>");
 });
 
 Deno.test("fromInternal: an image's media type is what its bytes are, jpg spelled jpeg, base64 without spaces", () => {
