@@ -6,6 +6,7 @@
 import { computeCost } from "../billing/cost.ts";
 import { nanoToRub } from "../billing/money.ts";
 import { readJsonBody } from "../http/body.ts";
+import { scopeEndUsers } from "../formats/upstream_user.ts";
 import { renderError } from "../http/envelopes.ts";
 import { GatewayError, noProvider } from "../http/gateway_error.ts";
 import { admit } from "../pipeline/limit.ts";
@@ -65,7 +66,11 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
   try {
     const result = await callCandidates(app, candidates, req, {
       path: () => "/embeddings",
-      body: (c) => JSON.stringify({ ...call.body, model: c.upstreamModel }),
+      body: (c) => {
+        const out = { ...call.body, model: c.upstreamModel };
+        scopeEndUsers(out, false, hold.accountId);
+        return JSON.stringify(out);
+      },
       // Not streamed: the first byte comes when the whole batch is done, so both budgets apply.
       timeoutMs: (c) => c.provider.timeouts.firstByteMs + c.provider.timeouts.idleMs,
       decodeError: decodeEmbeddingsError,

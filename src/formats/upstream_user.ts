@@ -9,5 +9,47 @@ import { createHash } from "node:crypto";
 const USER_MAX = 64;
 
 export function upstreamUser(user: string): string {
-  return user.length <= USER_MAX ? user : createHash("sha256").update(user).digest("hex");
+  return user.length <= USER_MAX ? user : sha256Hex(user);
+}
+
+const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/**
+ * An end-user id as the upstream sees it: the paying account's id, then the client's id (or,
+ * past 64 characters in all, as much of its SHA-256 as fits). Every account's calls go out on
+ * the operator's one provider account, where a provider that flags an end user (OpenAI's
+ * `safety_identifier` and `user`, OpenRouter's `user`, Anthropic's `metadata.user_id`) would
+ * otherwise block every account's end user of the same name; and the operator can tell whose
+ * user a provider names.
+ */
+export function scopedUser(accountId: string, user: string): string {
+  const id = `${accountId}:${user}`;
+  if (id.length <= USER_MAX) return id;
+  return `${accountId}:${sha256Hex(user).slice(0, Math.max(16, USER_MAX - accountId.length - 1))}`;
+}
+
+/**
+ * Scopes the end-user ids of an upstream body to the paying account (see `scopedUser`), in
+ * place: `user` and `safety_identifier` for OpenAI's and OpenRouter's APIs, `metadata.user_id`
+ * for Anthropic's.
+ */
+export function scopeEndUsers(
+  body: Record<string, unknown>,
+  anthropic: boolean,
+  accountId: string,
+): void {
+  if (anthropic) {
+    const m = body.metadata;
+    if (m !== null && typeof m === "object" && !Array.isArray(m)) {
+      const id = (m as { user_id?: unknown }).user_id;
+      if (typeof id === "string" && id !== "") {
+        body.metadata = { ...m, user_id: scopedUser(accountId, id) };
+      }
+    }
+    return;
+  }
+  for (const k of ["user", "safety_identifier"]) {
+    const v = body[k];
+    if (typeof v === "string" && v !== "") body[k] = scopedUser(accountId, v);
+  }
 }

@@ -62,6 +62,7 @@ import { streamToClient } from "./respond.ts";
 import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
 import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
+import { scopeEndUsers } from "../formats/upstream_user.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -625,6 +626,7 @@ async function attempt(
       });
     }
     proto.finishBody?.(upstreamBody, c.provider);
+    scopeEndUsers(upstreamBody, c.protocol === "anthropic-messages", hold.accountId);
     const sent = { body: upstreamBody, headers: proto.headers(c.provider, req.headers) };
     const sendCall = (u: UpstreamCall) =>
       send(

@@ -10,6 +10,8 @@ import type { AppContext } from "./context.ts";
 export interface Hold {
   generationId: string;
   amount: bigint;
+  /** The account that pays. */
+  accountId: string;
 }
 
 /**
@@ -67,7 +69,7 @@ export async function tryReserve(
       retryAfter: 2,
     });
   }
-  return ok ? { generationId, amount: g.amount } : undefined;
+  return ok ? { generationId, amount: g.amount, accountId: caller.accountId } : undefined;
 }
 
 /**
