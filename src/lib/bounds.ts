@@ -4,6 +4,8 @@
 
 /** A key is `<prefix>_<43 base62 chars>`; anything far longer is not ours and not worth hashing. */
 export const apiKeyCharsMax = 256;
+/** Keys the auth cache holds (misses included) before it makes room: far more than any deployment's keys in use. */
+export const keyCacheEntriesMax = 50_000;
 
 /** JSON nesting: real requests (tool schemas) nest ~20 deep; 64 stops stack-exhaustion tricks. */
 export const jsonDepthMax = 64;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { GatewayError, unauthorized } from "../http/gateway_error.ts";
-import { apiKeyCharsMax, keyTouchIntervalMs } from "../lib/bounds.ts";
+import { apiKeyCharsMax, keyCacheEntriesMax, keyTouchIntervalMs } from "../lib/bounds.ts";
 import type { KeyAuth, Store } from "../store/store.ts";
 import type { Tracker } from "../lib/tracker.ts";
 
@@ -53,7 +53,7 @@ export class KeyCache {
   set(hash: string, value: KeyAuth | null, began: number) {
     const e = this.#entries.get(hash);
     if (e && e.read > began) return;
-    if (this.#entries.size > 50_000) this.#entries.clear();
+    if (this.#entries.size > keyCacheEntriesMax) this.#evict();
     this.#entries.set(hash, {
       value,
       read: began,
@@ -61,6 +61,16 @@ export class KeyCache {
       renewAt: began + this.ttlMs / 2,
     });
   }
+  /**
+   * Makes room: the cached misses go first, so a flood of made-up keys (which anyone can send,
+   * unauthenticated) cannot push the real keys out and send their requests to the store; only
+   * a cache of real keys alone past the bound is emptied.
+   */
+  #evict() {
+    for (const [hash, e] of this.#entries) if (e.value === null) this.#entries.delete(hash);
+    if (this.#entries.size > keyCacheEntriesMax) this.#entries.clear();
+  }
+
   /** Forgets every entry, and every read in flight (an operator changed keys or accounts). */
   clear() {
     this.#entries.clear();

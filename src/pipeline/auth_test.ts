@@ -4,6 +4,7 @@ import { authenticate, extractKey, KeyCache } from "./auth.ts";
 import { GatewayError } from "../http/gateway_error.ts";
 import { generateKey, hashKey } from "../store/keys.ts";
 import { Tracker } from "../lib/tracker.ts";
+import { keyCacheEntriesMax } from "../lib/bounds.ts";
 import type { Account, ApiKeyRecord, KeyAuth, Store } from "../store/store.ts";
 
 const KEY = "tg_" + "A1b2C3d4E5".repeat(4) + "xyz"; // 43 base62 chars, like a real key
@@ -410,4 +411,13 @@ Deno.test("auth: an older read that lands last does not replace a newer entry", 
   oldAnswer(keyAuth(false));
   await old;
   assert.equal(cache.get(hash, 1001)?.key.revoked, true);
+});
+
+Deno.test("key cache: a flood of made-up keys does not push the real ones out", () => {
+  const cache = new KeyCache(60_000);
+  const real = { key: { id: "key_real" } } as unknown as KeyAuth;
+  cache.set("real", real, 0);
+  for (let i = 0; i <= keyCacheEntriesMax; i++) cache.set(`bogus${i}`, null, 1);
+  assert.equal(cache.get("real", 2), real, "the real key is still cached");
+  assert.equal(cache.get("bogus0", 2), undefined, "the misses made room");
 });
