@@ -6,6 +6,7 @@ import {
   newFileId,
   parseS3Url,
   S3BlobStore,
+  unsharedBlobsWarning,
 } from "./mod.ts";
 import { signRequest } from "./sigv4.ts";
 
@@ -31,6 +32,19 @@ Deno.test("disk store: put, get, missing, bad key", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("on PostgreSQL without BLOB_URL, start-up warns that file links stay on one instance", () => {
+  const db = "postgres://u@db/tollgate";
+  const warning = unsharedBlobsWarning({ DATA_DIR: "/srv/data/", DATABASE_URL: db });
+  assert.match(warning ?? "", /BLOB_URL is unset/);
+  assert.match(warning ?? "", /\/srv\/data\/blobs of this instance alone/);
+  assert.equal(
+    unsharedBlobsWarning({ DATA_DIR: "x", DATABASE_URL: db, BLOB_URL: "/shared" }),
+    undefined,
+  );
+  // The embedded store is one process: its disk is every instance's disk.
+  assert.equal(unsharedBlobsWarning({ DATA_DIR: "x" }), undefined);
 });
 
 Deno.test("BLOB_URL selects the store", () => {

@@ -45,6 +45,20 @@ export function blobStoreFromConfig(
   return new DiskBlobStore(url.replace(/\/+$/, ""));
 }
 
+/**
+ * A file's row is in the shared database but its bytes are where the instance that made it put
+ * them: on PostgreSQL (several instances) without BLOB_URL, a link made on one instance is a
+ * 404 on every other. Said at start, as the link itself only fails later and elsewhere.
+ */
+export function unsharedBlobsWarning(
+  cfg: { BLOB_URL?: string; DATABASE_URL?: string; DATA_DIR: string },
+): string | undefined {
+  if (!cfg.DATABASE_URL || cfg.BLOB_URL?.trim()) return undefined;
+  return `BLOB_URL is unset: image files are kept in ${
+    cfg.DATA_DIR.replace(/\/+$/, "")
+  }/blobs of this instance alone, so with several instances a file link made on one answers 404 on the others; set BLOB_URL to S3 or a directory they all share`;
+}
+
 export function parseS3Url(text: string, env: (name: string) => string | undefined): S3Config {
   let u: URL;
   try {

@@ -17,7 +17,12 @@ import { settleWithRetry } from "../pipeline/meter.ts";
 import type { Hold } from "../pipeline/quota.ts";
 import type { Settlement } from "../store/store.ts";
 import { FetchFailedError, readCapped } from "../lib/safe_fetch.ts";
-import { blobStoreFromConfig, blobStoreOf, setBlobStore } from "../blobs/mod.ts";
+import {
+  blobStoreFromConfig,
+  blobStoreOf,
+  setBlobStore,
+  unsharedBlobsWarning,
+} from "../blobs/mod.ts";
 import type { BlobStore } from "../blobs/store.ts";
 import { handleEmbeddings } from "./embeddings.ts";
 import { handleImages } from "./images.ts";
@@ -25,7 +30,11 @@ import { handleFile } from "./files.ts";
 
 export function nonTextRoutes(ctx: AppContext): Route[] {
   // Built at start so a bad BLOB_URL stops start-up with one line.
-  if (!blobStoreOf(ctx)) setBlobStore(ctx, blobStoreFromConfig(ctx.cfg));
+  if (!blobStoreOf(ctx)) {
+    setBlobStore(ctx, blobStoreFromConfig(ctx.cfg));
+    const unshared = unsharedBlobsWarning(ctx.cfg);
+    if (unshared) ctx.log.log("warn", unshared);
+  }
   return [
     {
       method: "POST",
