@@ -50,10 +50,13 @@ export async function getGeneration(req: Request, id: string, app: AppContext): 
   await app.quota.flush();
   let g = await app.store.getGeneration(caller.accountId, id);
   // Instances sharing PostgreSQL write settlements in batches (every ~25 ms): a generation
-  // another instance answered a moment ago may not be written yet. Only misses wait.
-  for (let i = 0; !g && app.quota.peersBatch && i < crossInstanceRetries; i++) {
+  // another instance answered a moment ago may not be written yet, or, journaled as running
+  // (a stream past its first second), not yet settled in place. Only misses and running rows
+  // wait: a client looks a stream's cost up by its id as soon as the stream ends.
+  const unsettled = (g: Generation | null) => !g || g.status === "running";
+  for (let i = 0; unsettled(g) && app.quota.peersBatch && i < crossInstanceRetries; i++) {
     await new Promise((r) => setTimeout(r, crossInstanceWaitMs));
-    g = await app.store.getGeneration(caller.accountId, id);
+    g = await app.store.getGeneration(caller.accountId, id) ?? g;
   }
   // Another account's generation is "not found", never "forbidden": ids must not be probeable.
   if (!g) throw new GatewayError(404, `generation ${JSON.stringify(id)} not found`);

@@ -128,6 +128,30 @@ Deno.test("leased wallet: a generation one instance answered is found at once th
   });
 });
 
+Deno.test("leased wallet: a stream one instance ended is shown ended through the other", async () => {
+  await withCluster("1000", async (a, b) => {
+    for (let i = 0; i < 3; i++) {
+      // Longer than a second: journaled as running, then settled in place by a's next batch.
+      const res = await fetch(`${a.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${a.key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: MODEL,
+          stream: true,
+          messages: [{ role: "user", content: "x [[mock:tokens=12,every=110]]" }],
+        }),
+      });
+      await res.text();
+      const id = res.headers.get("x-generation-id")!;
+      const got = await fetch(`${b.baseURL}/generations/${id}`, {
+        headers: { authorization: `Bearer ${a.key}` },
+      });
+      assert.equal(got.status, 200, `generation ${i}`);
+      assert.equal((await got.json()).status, "completed", `generation ${i}`);
+    }
+  });
+});
+
 Deno.test("leased wallet: a spend cap set while the key has requests in flight counts them", async () => {
   // Hold and cost of one call, found on a rich account of a gateway of its own.
   const content = "x [[mock:tokens=100,first=500]]";
