@@ -25,6 +25,12 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
   const before = url.searchParams.get("cursor") ?? url.searchParams.get("before") ?? undefined;
   // Settlements batched in memory are written first: a call answered a moment ago is listed.
   await app.quota.flush();
+  // Another instance sharing PostgreSQL writes its batch within ~25 ms of answering: the newest
+  // page waits for one, so a call answered a moment ago through any instance is listed (and a
+  // stream that just ended is not shown running). Older pages cannot have changed.
+  if (app.quota.peersBatch && before === undefined) {
+    await new Promise((r) => setTimeout(r, crossInstanceWaitMs));
+  }
   const rows = await app.store.listGenerations(caller.accountId, { limit: limit + 1, before });
   if (rows.length === 0 && before !== undefined) {
     // An empty page after a cursor is the end of the history only if the cursor is real.

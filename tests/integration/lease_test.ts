@@ -152,6 +152,22 @@ Deno.test("leased wallet: a stream one instance ended is shown ended through the
   });
 });
 
+Deno.test("leased wallet: a call one instance answered is listed at once through the other", async () => {
+  await withCluster("1000", async (a, b) => {
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(a, a.key, "x [[mock:tokens=3]]");
+      await res.json();
+      const id = res.headers.get("x-generation-id")!;
+      const page = await fetch(`${b.baseURL}/generations?limit=1`, {
+        headers: { authorization: `Bearer ${a.key}` },
+      });
+      const [newest] = (await page.json()).data;
+      assert.equal(newest?.id, id, `generation ${i}`);
+      assert.equal(newest.status, "completed");
+    }
+  });
+});
+
 Deno.test("leased wallet: a spend cap set while the key has requests in flight counts them", async () => {
   // Hold and cost of one call, found on a rich account of a gateway of its own.
   const content = "x [[mock:tokens=100,first=500]]";
