@@ -63,7 +63,10 @@ Deno.test("stream peek: a client leaving as the first token arrives settles as c
     }
     // What the server does with an answer for a client that is gone: it starts the body.
     await res.body?.pipeTo(new WritableStream()).catch(() => {});
+    // The settlement may still be in a batch: the store lists it once that is written.
+    await g.settled();
     const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    assert.ok(gen, "the call's generation");
     const settled = await settledGeneration(g, g.accountId, gen.id);
     assert.equal(settled.status, "cancelled", `status ${settled.status}, error ${settled.error}`);
   }));
