@@ -222,15 +222,6 @@ function readingFiles(model: CatalogueModel): CatalogueModel {
   };
 }
 
-function refuses(check: () => void): boolean {
-  try {
-    check();
-    return false;
-  } catch {
-    return true;
-  }
-}
-
 /** decode + route: validate, pick the model, map to the internal form, find candidates. */
 export function decodeAndRoute(
   format: ClientFormat,
@@ -261,25 +252,31 @@ export function decodeAndRoute(
     );
   }
   // OpenRouter takes a PDF for any model, parsing it to text for one that reads no files,
-  // where a vendor's own API refuses it: such a request is checked as if the model read files,
-  // and goes to OpenRouter alone.
-  const parsesFiles = !model.architecture.input_modalities.includes("file") &&
-    candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).some((c) =>
-      c.provider.quirks.openrouterUsage
-    );
-  const checked = parsesFiles ? readingFiles(model) : model;
-  format.checkModel(body, checked);
+  // where a vendor's own API refuses it: a request the model refuses as it is, and would take
+  // if it read files, goes to OpenRouter alone. Only a refusal looks further.
+  let checked = model;
+  const check = (fn: (m: CatalogueModel) => void) => {
+    try {
+      fn(checked);
+    } catch (e) {
+      const parsesFiles = checked === model &&
+        !model.architecture.input_modalities.includes("file") &&
+        candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).some((c) =>
+          c.provider.quirks.openrouterUsage
+        );
+      if (!parsesFiles) throw e;
+      checked = readingFiles(model);
+      fn(checked);
+    }
+  };
+  check((m) => format.checkModel(body, m));
   if (!takesReasoning(model)) format.dropReasoning?.(body);
   for (const f of format.samplingFields ?? []) {
     if (body[f] != null && !model.supported_parameters.includes(f)) delete body[f];
   }
   const asked = format.toInternal(body, model.id);
-  format.checkInternal?.(asked, checked);
-  const checkAsIs = () => {
-    format.checkModel(body, model);
-    format.checkInternal?.(asked, model);
-  };
-  const fileToParse = parsesFiles && refuses(checkAsIs);
+  check((m) => format.checkInternal?.(asked, m));
+  const fileToParse = checked !== model;
   const clientStop = asked.stop;
   const request = fitToModel(asked, model);
   capBodyOutput(body, model.max_completion_tokens);
@@ -310,7 +307,10 @@ export function decodeAndRoute(
   if (fileToParse) {
     candidates = candidates.filter((c) => c.provider.quirks.openrouterUsage);
     // Where the request's own format rules OpenRouter out, the model's refusal stands.
-    if (candidates.length === 0) checkAsIs();
+    if (candidates.length === 0) {
+      format.checkModel(body, model);
+      format.checkInternal?.(asked, model);
+    }
   }
   if (candidates.length === 0) {
     if (need && candidatesFor(app.providers, model.id, TEXT_PROTOCOLS).length > 0) {
