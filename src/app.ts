@@ -14,6 +14,7 @@ import type { AppContext } from "./pipeline/context.ts";
 import { handleText } from "./pipeline/pipeline.ts";
 import { admit } from "./pipeline/limit.ts";
 import { getGeneration, listGenerations } from "./pipeline/generations.ts";
+import { credits, keyInfo } from "./pipeline/key_info.ts";
 import { FORMATS } from "./formats/mod.ts";
 import type { Listing } from "./catalogue/listing.ts";
 
@@ -122,6 +123,8 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       envelope: "generic",
       handle: (r, rest) => getGeneration(r, rest, app),
     },
+    { method: "GET", path: "/v1/key", envelope: "generic", handle: (r) => keyInfo(r, app) },
+    { method: "GET", path: "/v1/credits", envelope: "generic", handle: (r) => credits(r, app) },
     ...(extras.routes ?? []),
   ];
   const exact = new Map<string, Route[]>();

@@ -867,6 +867,15 @@ export class SqlStore implements Store {
     return rows.map(toLedger);
   }
 
+  async totalDebited(accountId: string): Promise<bigint> {
+    const [row] = await this.#db.query<{ total: string }>(
+      `SELECT coalesce(-sum(amount), 0)::text AS total FROM ledger
+       WHERE account_id = $1 AND kind = 'debit'`,
+      [accountId],
+    );
+    return BigInt(row.total);
+  }
+
   // --- blobs ---
 
   async putBlob(b: Blob): Promise<void> {

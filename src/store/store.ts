@@ -266,6 +266,8 @@ export interface Store {
     opts: { olderThanMs: number; checkpointStaleMs?: number; instances?: string[] },
   ): Promise<Generation[]>;
   listLedger(accountId: string): Promise<LedgerEntry[]>;
+  /** What the account's ledger debits add up to (generations billed), positive. */
+  totalDebited(accountId: string): Promise<bigint>;
 
   putBlob(b: Blob): Promise<void>;
   getBlob(id: string): Promise<Blob | null>;
