@@ -89,6 +89,31 @@ for (const { name, open: openStore } of await testStores()) {
     }
   });
 
+  Deno.test(`${name}: review: an error text with a lone surrogate does not wedge the wallet`, async () => {
+    const store = await openStore();
+    try {
+      const { account, open } = await setup(store, 1_000_000n);
+      const quota = new MemoryQuota(store);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_sur")), true);
+      assert.equal(await quota.reserve(open(100n, "gen_rv_ok2")), true);
+      // An upstream quoting a client's `\ud83d`, or a message cut at its bound inside an emoji:
+      // jsonb refused the batch's escape, every retry, and the batch's other rows with it.
+      const settled = Promise.all([
+        quota.settle(settlement("gen_rv_sur", 40n, "upstream said \ud83d oops")),
+        quota.settle(settlement("gen_rv_ok2", 30n)),
+      ]);
+      assert.deepEqual(await within(settled, 5_000), [true, true]);
+      const a = (await store.getAccount(account.id))!;
+      assert.equal(a.balance, 1_000_000n - 70n);
+      const g = await store.getGeneration(account.id, "gen_rv_sur");
+      assert.equal(g?.cost, 40n);
+      assert.equal(g?.error, "upstream said \uFFFD oops");
+      await quota.flush();
+    } finally {
+      await store.close();
+    }
+  });
+
   Deno.test(`${name}: review: invalidate while a re-read is in flight is not lost`, async () => {
     const store = await openStore();
     try {

@@ -194,7 +194,7 @@ function settleParams(s: Settlement): unknown[] {
     s.cost,
     JSON.stringify(s.costDetails),
     s.provider,
-    s.upstreamModel,
+    storable(s.upstreamModel),
     s.finishReason,
     t.input ?? null,
     t.output ?? null,
@@ -634,7 +634,7 @@ export class SqlStore implements Store {
         cost: s.cost.toString(),
         cost_details: s.costDetails,
         provider: s.provider,
-        upstream_model: s.upstreamModel,
+        upstream_model: storable(s.upstreamModel),
         finish_reason: s.finishReason,
         ...tokenColumns(s.tokens),
         usage_source: s.usageSource,
@@ -702,7 +702,7 @@ export class SqlStore implements Store {
         cost: c.cost.toString(),
         cost_details: c.costDetails,
         provider: c.provider,
-        upstream_model: c.upstreamModel,
+        upstream_model: storable(c.upstreamModel),
         ...tokenColumns(c.tokens),
         created: created.toISOString(),
       };
@@ -811,6 +811,8 @@ export class SqlStore implements Store {
   // --- generations ---
 
   async getGeneration(accountId: string, id: string): Promise<Generation | null> {
+    // Sent on, PostgreSQL refuses the parameter and a client's typo becomes a 500.
+    if (unstorable(id)) return null;
     const [row] = await this.#db.query<Row>(
       `SELECT ${GENERATION_COLS} FROM generations WHERE id = $1 AND account_id = $2`,
       [id, accountId],
@@ -824,6 +826,7 @@ export class SqlStore implements Store {
     opts: { limit: number; before?: string },
   ): Promise<Generation[]> {
     const limit = Math.max(0, Math.floor(opts.limit));
+    if (opts.before !== undefined && unstorable(opts.before)) return [];
     const rows = await this.#db.query<Row>(
       `SELECT ${GENERATION_COLS} FROM generations
        WHERE account_id = $1
@@ -1003,9 +1006,15 @@ function toGeneration(r: Row): Generation {
 }
 
 /**
- * PostgreSQL text (and jsonb) cannot hold U+0000; an error text quoting an upstream could.
- * Left in, the settlement (or a whole wallet batch) would fail on every retry.
+ * PostgreSQL text (and jsonb) cannot hold U+0000, nor a lone UTF-16 surrogate (the batch's
+ * JSON carries it as a `\uD83D` escape that jsonb refuses); an error text quoting an upstream
+ * could hold either, and so could one cut at its length bound in the middle of an emoji, or a
+ * model name an upstream reports. Left in, the settlement (or a whole wallet batch, every
+ * account's in it) would fail on every retry.
  */
-function storable(text: string | null): string | null {
-  return text === null ? null : text.replaceAll("\u0000", "\uFFFD");
+function storable<T extends string | null>(text: T): T {
+  return (text === null ? null : text.replaceAll("\u0000", "\uFFFD").toWellFormed()) as T;
 }
+
+/** No stored text holds U+0000 (see `storable`): an id or cursor with one names nothing. */
+const unstorable = (text: string) => text.includes("\u0000");

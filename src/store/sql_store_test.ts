@@ -440,6 +440,35 @@ for (const { name, open: openStore } of await testStores()) {
     assert.deepEqual(await store.listGenerations(account.id, { limit: 3, before: "gen_nope" }), []);
   });
 
+  test("an id or cursor holding U+0000 names nothing (PostgreSQL text cannot hold it)", async (store) => {
+    const { account, key } = await seed(store, RUB);
+    const g = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(g), true);
+    assert.equal(await store.getGeneration(account.id, g.id + "\u0000"), null);
+    assert.deepEqual(
+      await store.listGenerations(account.id, { limit: 10, before: g.id + "\u0000" }),
+      [],
+    );
+  });
+
+  test("texts PostgreSQL cannot hold are stored mended, by every settlement path", async (store) => {
+    const { account, key } = await seed(store, RUB);
+    const g1 = open(account.id, key.id, 1n);
+    const g2 = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(g1), true);
+    const odd = { upstreamModel: "m\u0000\udc00", error: "cut \ud83d", status: "failed" as const };
+    assert.equal(await store.settle({ ...settlement(g1.id, 5n), ...odd }), true);
+    const batch = { ...settled(g2, 7n) };
+    batch.settlement = { ...batch.settlement, ...odd };
+    assert.deepEqual(await store.recordSettled([batch]), [g2.id]);
+    for (const id of [g1.id, g2.id]) {
+      const row = (await store.getGeneration(account.id, id))!;
+      assert.equal(row.upstreamModel, "m\uFFFD\uFFFD");
+      assert.equal(row.error, "cut \uFFFD");
+    }
+    await invariants(store, account.id);
+  });
+
   test("another account's generation is invisible", async (store) => {
     const { account, key } = await seed(store, RUB);
     const other = await store.createAccount("other", RUB);

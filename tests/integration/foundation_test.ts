@@ -462,6 +462,23 @@ Deno.test("foundation: GET /v1/models/{slug} answers one listed model (the OpenA
   });
 });
 
+Deno.test("foundation: a NUL in a generation id or cursor names nothing: 404 and 400, not 500", async () => {
+  await withGateway(async (g) => {
+    // PostgreSQL text cannot hold U+0000: sent on as a parameter, the store refused the
+    // lookup and a client's typo became "internal gateway error".
+    for (const path of ["/v1/generations/gen_%00", "/v1/generations/%00"]) {
+      const res = await call(g, "GET", path);
+      assert.equal(res.status, 404, path);
+      assertGeneric(await json(res), 404);
+    }
+    const cursor = await call(g, "GET", "/v1/generations?cursor=gen_%00");
+    assert.equal(cursor.status, 400);
+    const body = await json(cursor);
+    assertGeneric(body, 400);
+    assert.match(JSON.stringify(body), /next_cursor/);
+  });
+});
+
 // --- aliases -----------------------------------------------------------------------------
 
 Deno.test("foundation: an alias reaches the upstream as the family's newest model", async () => {
