@@ -82,6 +82,10 @@ export async function runAdmin(
   cfg: AdminConfig,
 ): Promise<AdminReply> {
   try {
+    // No shell passes one, but the operator API can: PostgreSQL text cannot hold it, so the
+    // store refused the command with a 500 that named no argument.
+    const nul = argv.findIndex((a) => a.includes("\u0000"));
+    if (nul >= 0) throw new UsageError(`argument ${nul + 1} holds a NUL character (U+0000)`);
     const { words, opts, switches } = tokenize(argv);
     if (switches.has("help") || words[0] === "help") {
       return { ok: true, result: { usage: USAGE }, text: USAGE };

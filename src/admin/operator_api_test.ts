@@ -121,6 +121,25 @@ Deno.test("operator API: usage errors are 400 with usage, failures 404/422", asy
   });
 });
 
+Deno.test("operator API: an argument holding NUL is a usage error (400), not a store failure (500)", async () => {
+  await withHandler(async (handle) => {
+    for (
+      const argv of [
+        ["balance", "--account", "acc_\u0000"],
+        ["account", "create", "--name", "a\u0000b"],
+        ["key", "revoke", "key_\u0000"],
+      ]
+    ) {
+      const res = await handle(run(argv), "127.0.0.1");
+      assert.equal(res.status, 400, JSON.stringify(argv));
+      const body = await res.json();
+      assert.equal(body.ok, false);
+      assert.match(body.error, /NUL/);
+      assert.match(body.usage, /^Usage:/);
+    }
+  });
+});
+
 Deno.test("operator API: bad bodies and methods", async () => {
   await withHandler(async (handle) => {
     for (const argv of ["balance", [1, 2], null]) {
