@@ -37,6 +37,39 @@ export function takeOpen<T>(open: Map<string, T>, s: Settlement): T | undefined 
   return held;
 }
 
+interface Queued {
+  item: Settled;
+  done: (applied: boolean) => void;
+  /** Its statement committed (a retry after a later half failed leaves it out). */
+  written?: boolean;
+  /** Stripped to its figures after the store refused a value in it (see `#attempt`). */
+  bare?: boolean;
+}
+
+/** PostgreSQL refused a value (SQLSTATE class 22, data exception; 23514, a check). */
+function refusesValue(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code === "23514");
+}
+
+/** A settlement with only its figures: what the generation cost and how it ended. */
+function bare(item: Settled): Settled {
+  const s = item.settlement;
+  return {
+    ...item,
+    settlement: {
+      ...s,
+      costDetails: {},
+      upstreamModel: null,
+      finishReason: null,
+      tokens: {},
+      latencyMs: null,
+      ttftMs: null,
+      error: s.error === null ? null : "(the error's text could not be stored)",
+    },
+  };
+}
+
 /**
  * The batch writer both in-memory wallets share (wallet.ts, lease.ts): settlements queue
  * here and are written a statement's worth at a time by `write`, retried while the store
@@ -45,7 +78,7 @@ export function takeOpen<T>(open: Map<string, T>, s: Settlement): T | undefined 
  * batches go through `serial`, the same lane, so they never see a batch half-applied.
  */
 export class SettlementBatches {
-  #queue: { item: Settled; done: (applied: boolean) => void }[] = [];
+  #queue: Queued[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> | undefined;
   readonly #lane = lane();
@@ -87,6 +120,41 @@ export class SettlementBatches {
     return this.#lane(fn);
   }
 
+  /**
+   * Writes `items` and lands them. A statement the store refuses for a value in it (PostgreSQL's
+   * data-exception and check classes) is written again in halves, down to the one row at fault,
+   * which is written once more without what it says besides its figures (texts, token counts):
+   * one row the store cannot hold would otherwise stop every account's settlements, retried
+   * for ever. Throws when the store refuses for any other reason (it is down): the rows not
+   * written are retried.
+   */
+  async #attempt(items: Queued[]): Promise<void> {
+    let ids: string[];
+    try {
+      ids = await this.write(items.map((q) => q.item));
+    } catch (e) {
+      if (!refusesValue(e)) throw e;
+      if (items.length > 1) {
+        const half = items.length >> 1;
+        await this.#attempt(items.slice(0, half));
+        await this.#attempt(items.slice(half));
+        return;
+      }
+      const [q] = items;
+      if (q.bare) throw e;
+      q.bare = true;
+      q.item = bare(q.item);
+      ids = await this.write([q.item]);
+    }
+    const inserted = new Set(ids);
+    for (const q of items) {
+      const applied = inserted.has(q.item.open.id);
+      q.written = true;
+      this.landed(q.item, applied);
+      q.done(applied);
+    }
+  }
+
   #wake() {
     for (const wake of this.#attempted.splice(0)) wake();
   }
@@ -113,12 +181,14 @@ export class SettlementBatches {
     if (batch.length === 0) return Promise.resolve();
     this.#inFlight = batch.length;
     this.#writing = this.serial(async () => {
+      let left = batch;
       for (;;) {
-        let inserted: Set<string>;
         try {
-          inserted = new Set(await this.write(batch.map((q) => q.item)));
+          await this.#attempt(left);
         } catch {
-          // The store is down: the batch waits, its costs still counted as pending.
+          // The store is down: the rows not written wait, their costs still counted as pending.
+          left = left.filter((q) => !q.written);
+          this.#inFlight = left.length;
           this.#failing = true;
           this.#wake();
           await new Promise((r) => setTimeout(r, retryMs));
@@ -126,11 +196,6 @@ export class SettlementBatches {
         }
         this.#failing = false;
         this.#inFlight = 0;
-        for (const q of batch) {
-          const applied = inserted.has(q.item.open.id);
-          this.landed(q.item, applied);
-          q.done(applied);
-        }
         this.#wake();
         return;
       }

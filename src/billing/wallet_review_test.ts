@@ -9,6 +9,8 @@ import {
 import { Meter } from "../pipeline/meter.ts";
 import { Tracker } from "../lib/tracker.ts";
 import { createLogger } from "../lib/log.ts";
+import type { Store } from "../store/store.ts";
+import { checkInvariants } from "../../tests/helpers/gateway.ts";
 
 /** Resolves to "timeout" if `p` has not settled within `ms`. */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
@@ -111,6 +113,52 @@ for (const { name, open: openStore } of await testStores()) {
       await quota.flush();
     } finally {
       await store.close();
+    }
+  });
+
+  Deno.test(`${name}: review: one row the store refuses a value of does not hold back the others`, async () => {
+    const real = await openStore();
+    // A value no sanitising foresaw: the store refuses every statement carrying it, as
+    // PostgreSQL refuses a value with a data exception (class 22).
+    const store = new Proxy(real, {
+      get(t, name) {
+        if (name !== "recordSettled") {
+          const v = Reflect.get(t, name);
+          return typeof v === "function" ? v.bind(t) : v;
+        }
+        return (items: Parameters<Store["recordSettled"]>[0], lease?: string) => {
+          if (items.some((i) => i.settlement.finishReason === "poison")) {
+            return Promise.reject(Object.assign(new Error("refused value"), { code: "22P05" }));
+          }
+          return t.recordSettled(items, lease);
+        };
+      },
+    });
+    try {
+      const { account, open } = await setup(real, 1_000_000n);
+      const quota = new MemoryQuota(store);
+      const ids = Array.from({ length: 7 }, (_, i) => `gen_rv_bis${i}`);
+      for (const id of ids) assert.equal(await quota.reserve(open(100n, id)), true);
+      const settled = Promise.all(ids.map((id, i) =>
+        quota.settle({
+          ...settlement(id, BigInt(10 + i)),
+          ...(i === 4 ? { finishReason: "poison" } : {}),
+        })
+      ));
+      assert.deepEqual(await within(settled, 5_000), ids.map(() => true));
+      const a = (await real.getAccount(account.id))!;
+      assert.equal(a.balance, 1_000_000n - (10n + 11n + 12n + 13n + 14n + 15n + 16n));
+      for (const [i, id] of ids.entries()) {
+        const g = (await real.getGeneration(account.id, id))!;
+        assert.equal(g.cost, BigInt(10 + i));
+        // The row at fault keeps its figures and loses what the store refused with them.
+        assert.equal(g.finishReason, i === 4 ? null : "stop");
+        assert.deepEqual(g.tokens, i === 4 ? {} : { input: 10, output: 5 });
+      }
+      assert.deepEqual(await checkInvariants(real, [account.id]), []);
+      await quota.flush();
+    } finally {
+      await real.close();
     }
   });
 

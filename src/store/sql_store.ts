@@ -195,15 +195,15 @@ function settleParams(s: Settlement): unknown[] {
     JSON.stringify(s.costDetails),
     s.provider,
     storable(s.upstreamModel),
-    s.finishReason,
-    t.input ?? null,
-    t.output ?? null,
-    t.cacheRead ?? null,
-    t.cacheWrite ?? null,
-    t.reasoning ?? null,
+    storable(s.finishReason),
+    count(t.input),
+    count(t.output),
+    count(t.cacheRead),
+    count(t.cacheWrite),
+    count(t.reasoning),
     s.usageSource,
-    s.latencyMs,
-    s.ttftMs,
+    count(s.latencyMs),
+    count(s.ttftMs),
     storable(s.error),
     newId("led"),
   ];
@@ -272,11 +272,11 @@ const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, mode
 /** A generation's token figures as the batch statements' JSON rows carry them. */
 function tokenColumns(t: Settlement["tokens"]) {
   return {
-    input_tokens: t.input ?? null,
-    output_tokens: t.output ?? null,
-    cache_read_tokens: t.cacheRead ?? null,
-    cache_write_tokens: t.cacheWrite ?? null,
-    reasoning_tokens: t.reasoning ?? null,
+    input_tokens: count(t.input),
+    output_tokens: count(t.output),
+    cache_read_tokens: count(t.cacheRead),
+    cache_write_tokens: count(t.cacheWrite),
+    reasoning_tokens: count(t.reasoning),
   };
 }
 
@@ -635,11 +635,11 @@ export class SqlStore implements Store {
         cost_details: s.costDetails,
         provider: s.provider,
         upstream_model: storable(s.upstreamModel),
-        finish_reason: s.finishReason,
+        finish_reason: storable(s.finishReason),
         ...tokenColumns(s.tokens),
         usage_source: s.usageSource,
-        latency_ms: s.latencyMs,
-        ttft_ms: s.ttftMs,
+        latency_ms: count(s.latencyMs),
+        ttft_ms: count(s.ttftMs),
         error: storable(s.error),
         created: created.toISOString(),
         ledger_id: newId("led"),
@@ -1015,6 +1015,17 @@ function toGeneration(r: Row): Generation {
 function storable<T extends string | null>(text: T): T {
   return (text === null ? null : text.replaceAll("\u0000", "\uFFFD").toWellFormed()) as T;
 }
+
+/**
+ * A count as an integer column holds it: an upstream's usage is any finite JSON number, and a
+ * fraction, a negative or one past 2^31 - 1 failed the statement (and a wallet batch with it,
+ * every account's rows, on every retry). The cost was computed from the figure as reported.
+ */
+function count(n: number | null | undefined): number | null {
+  if (n === null || n === undefined || !Number.isFinite(n)) return null;
+  return Math.min(INT4_MAX, Math.max(0, Math.round(n)));
+}
+const INT4_MAX = 2_147_483_647;
 
 /** No stored text holds U+0000 (see `storable`): an id or cursor with one names nothing. */
 const unstorable = (text: string) => text.includes("\u0000");

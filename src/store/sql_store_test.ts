@@ -451,6 +451,45 @@ for (const { name, open: openStore } of await testStores()) {
     );
   });
 
+  test("counts an integer column cannot hold are stored bounded, by every settlement path", async (store) => {
+    // An upstream's usage is any finite JSON number: a fraction, a negative or one past 2^31
+    // in an integer column failed the statement, and a wallet batch with it on every retry.
+    const { account, key } = await seed(store, RUB);
+    const g1 = open(account.id, key.id, 1n);
+    const g2 = open(account.id, key.id, 1n);
+    const g3 = open(account.id, key.id, 1n);
+    assert.equal(await store.reserve(g1), true);
+    const odd = {
+      tokens: { input: 12.6, output: 3e9, cacheRead: -4, reasoning: 2 ** 31 },
+      latencyMs: 1.5,
+      ttftMs: -1,
+    };
+    assert.equal(await store.settle({ ...settlement(g1.id, 5n), ...odd }), true);
+    const batch = { ...settled(g2, 7n) };
+    batch.settlement = { ...batch.settlement, ...odd };
+    assert.deepEqual(await store.recordSettled([batch]), [g2.id]);
+    await store.journal([{
+      open: g3,
+      created: new Date(),
+      cost: 2n,
+      costDetails: {},
+      provider: "p",
+      upstreamModel: "m",
+      tokens: odd.tokens,
+    }]);
+    for (const id of [g1.id, g2.id]) {
+      const row = (await store.getGeneration(account.id, id))!;
+      assert.deepEqual(row.tokens, {
+        input: 13,
+        output: 2_147_483_647,
+        cacheRead: 0,
+        reasoning: 2_147_483_647,
+      });
+      assert.deepEqual([row.latencyMs, row.ttftMs], [2, 0]);
+    }
+    assert.equal((await store.getGeneration(account.id, g3.id))?.tokens.output, 2_147_483_647);
+  });
+
   test("texts PostgreSQL cannot hold are stored mended, by every settlement path", async (store) => {
     const { account, key } = await seed(store, RUB);
     const g1 = open(account.id, key.id, 1n);
