@@ -2,7 +2,7 @@
  * Request → plan, for every endpoint. The only place that knows which wire format renders
  * which endpoint and how markers turn into faults and delays.
  */
-import { type Answer, buildAnswer, type MockDefaults } from "./answer.ts";
+import { type Answer, buildAnswer, type DeclaredTool, type MockDefaults } from "./answer.ts";
 import { chatFormat, chatStream, chatTools, chatWhole, wantsChatReasoning } from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
@@ -195,6 +195,49 @@ function noToolCalls(body: Record<string, unknown>): boolean {
     (typeof c === "object" && c !== null && (c as { type?: unknown }).type === "none");
 }
 
+/**
+ * The tool a request's `tool_choice` makes the model call: the one it names (chat's
+ * `{type: "function", function: {name}}`, responses' `{type: "function" | "custom", name}`,
+ * messages' `{type: "tool", name}`), else the first declared where it demands some call (chat's
+ * and responses' `"required"`, messages' `{type: "any"}`, an `allowed_tools` choice in required
+ * mode). The vendors always answer such a call with a tool call, and clients rely on it with no
+ * marker in the prompt: structured output through a forced tool (LangChain's
+ * `withStructuredOutput` on ChatAnthropic, the AI SDK's Anthropic provider on a model it does not
+ * know) reads the answer from that call alone.
+ */
+function forcedTool(body: Record<string, unknown>, tools: DeclaredTool[]): string | undefined {
+  const c = body.tool_choice;
+  if (c === "required") return tools[0]?.name;
+  if (c === null || typeof c !== "object") return undefined;
+  const o = c as Record<string, unknown>;
+  if (o.type === "any") return tools[0]?.name;
+  if (o.type === "tool" || o.type === "custom") {
+    return typeof o.name === "string" ? o.name : undefined;
+  }
+  if (o.type === "function") {
+    const name = obj(o.function).name ?? o.name;
+    return typeof name === "string" ? name : undefined;
+  }
+  if (o.type === "allowed_tools") {
+    const spec = obj(o.allowed_tools ?? o);
+    if (spec.mode !== "required" || !Array.isArray(spec.tools)) return undefined;
+    const first = obj(spec.tools[0]);
+    const name = obj(first.function).name ?? first.name;
+    return typeof name === "string" ? name : undefined;
+  }
+  return undefined;
+}
+
+/** The controls an answer follows: a marker's tool calls, else the tool choice's. */
+function toolControls(body: Record<string, unknown>, controls: Controls, tools: DeclaredTool[]) {
+  // A tool choice of none is obeyed as the vendors do: a marker asking for a call still stays
+  // in a history that is being summed up without tools (Codex's compaction).
+  if (noToolCalls(body)) return { ...controls, tool: undefined, tools: undefined };
+  if (controls.tool !== undefined || controls.tools !== undefined) return controls;
+  const forced = forcedTool(body, tools);
+  return forced === undefined ? controls : { ...controls, tool: forced };
+}
+
 function textPlan(p: PlanInput): Plan {
   const { body, protocol } = p;
   if (
@@ -244,12 +287,15 @@ function textPlan(p: PlanInput): Plan {
       }),
     );
   }
+  const tools = protocol === "chat"
+    ? chatTools(body)
+    : protocol === "messages"
+    ? messagesTools(body)
+    : responsesTools(body);
   const answer = buildAnswer({
     raw: p.raw,
     model: body.model,
-    // A tool choice of none is obeyed as the vendors do: a marker asking for a call still stays
-    // in a history that is being summed up without tools (Codex's compaction).
-    controls: noToolCalls(body) ? { ...p.controls, tool: undefined, tools: undefined } : p.controls,
+    controls: toolControls(body, p.controls, tools),
     defaults: p.defaults,
     promptTokens: promptTokens(body),
     maxTokens: protocol === "chat"
@@ -258,11 +304,7 @@ function textPlan(p: PlanInput): Plan {
       ? body.max_tokens
       : body.max_output_tokens,
     toolResults: toolResults(body, protocol),
-    tools: protocol === "chat"
-      ? chatTools(body)
-      : protocol === "messages"
-      ? messagesTools(body)
-      : responsesTools(body),
+    tools,
     format: protocol === "chat"
       ? chatFormat(body)
       : protocol === "messages"
