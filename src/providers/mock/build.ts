@@ -3,7 +3,14 @@
  * which endpoint and how markers turn into faults and delays.
  */
 import { type Answer, buildAnswer, type DeclaredTool, type MockDefaults } from "./answer.ts";
-import { chatFormat, chatStream, chatTools, chatWhole, wantsChatReasoning } from "./chat.ts";
+import {
+  chatChoices,
+  chatFormat,
+  chatStream,
+  chatTools,
+  chatWhole,
+  wantsChatReasoning,
+} from "./chat.ts";
 import type { Controls } from "./controls.ts";
 import { embeddingDims, embeddingInputs, embeddingsBody, inputTokens } from "./embeddings.ts";
 import { contextError, contextWindow, LONG_CONTEXT_REFUSED, vendorError } from "./errors.ts";
@@ -316,6 +323,15 @@ function textPlan(p: PlanInput): Plan {
       ? wantsSummary(body)
       : wantsChatReasoning(body),
   });
+  const choices = protocol === "chat" ? chatChoices(body) : 1;
+  if (choices > 1) {
+    // Every choice is generated, and billed: the usage counts the output of all of them.
+    answer.usage = {
+      ...answer.usage,
+      output: answer.usage.output * choices,
+      reasoning: answer.usage.reasoning * choices,
+    };
+  }
   const d = delays(p);
   if (p.longContext && p.controls.noLongContext) {
     return errorPlan(400, vendorError(vendor, 400, LONG_CONTEXT_REFUSED));
@@ -339,12 +355,13 @@ function textPlan(p: PlanInput): Plan {
     return errorPlan(500, vendorError(vendor, 500), answer.usage.input);
   }
   const json = protocol === "chat"
-    ? chatWhole(answer)
+    ? chatWhole(answer, body)
     : protocol === "messages"
     ? messagesWhole(answer)
     : responsesWhole(answer, body, keyTag);
   let contentCount = answer.text.length + answer.reasoning.length;
   for (const t of answer.tools) contentCount += t.chunks.length;
+  contentCount *= choices;
   return wholePlan(200, json, p.controls, {
     ...d,
     contentCount,

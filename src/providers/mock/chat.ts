@@ -43,46 +43,63 @@ function pad(n: number): string {
   return PAD.slice(0, 4 + (n * 7) % 12);
 }
 
+/**
+ * How many choices a chat request asks for (`n`, 1 by default). Each is the same answer; the
+ * usage reports the output of all of them, as OpenAI bills every choice.
+ */
+export function chatChoices(body: Record<string, unknown>): number {
+  const n = body.n;
+  return typeof n === "number" && Number.isInteger(n) && n > 1 && n <= maxChoices ? n : 1;
+}
+
+/** OpenAI's own bound on `n`. */
+const maxChoices = 128;
+
 export function chatStream(a: Answer, body: Record<string, unknown>): StreamParts {
   const { id, call } = ids(a);
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${CREATED},` +
     `"model":${q(a.model)},"service_tier":"default","system_fingerprint":"fp_mock","choices":[`;
+  let index = 0;
   const choice = (delta: string, finish: string | null, n: number) =>
-    `${head}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${
+    `${head}{"index":${index},"delta":${delta},"logprobs":null,"finish_reason":${
       finish === null ? "null" : q(finish)
     }}],"usage":null,"obfuscation":"${pad(n)}"}\n\n`;
 
   const f = new Frames(a.hiddenReasoning);
   const textual = a.text.length > 0 || a.tools.length === 0;
-  f.meta(choice(
-    textual
-      ? `{"role":"assistant","content":"","refusal":null}`
-      : `{"role":"assistant","content":null}`,
-    null,
-    0,
-  ));
-  // OpenRouter's reasoning deltas (shown only when asked for: see wantsChatReasoning).
-  a.reasoning.forEach((r, i) => f.content(choice(`{"reasoning":${q(r)}}`, null, r.length + i)));
-  a.text.forEach((t, i) => f.content(choice(`{"content":${q(t)}}`, null, t.length + i)));
-  a.tools.forEach((t, i) => {
+  const choices = chatChoices(body);
+  // Choice after choice, each finished once all are written, as OpenAI ends an `n` stream.
+  for (index = 0; index < choices; index++) {
     f.meta(choice(
-      `{"tool_calls":[{"index":${i},"id":"${call(i)}","type":"function",` +
-        `"function":{"name":${q(t.name)},"arguments":""}}]}`,
+      textual
+        ? `{"role":"assistant","content":"","refusal":null}`
+        : `{"role":"assistant","content":null}`,
       null,
-      i,
+      0,
     ));
-    for (const piece of t.chunks) {
-      f.content(
-        choice(
-          `{"tool_calls":[{"index":${i},"function":{"arguments":${q(piece)}}}]}`,
-          null,
-          piece.length,
-        ),
-      );
-    }
-  });
+    // OpenRouter's reasoning deltas (shown only when asked for: see wantsChatReasoning).
+    a.reasoning.forEach((r, i) => f.content(choice(`{"reasoning":${q(r)}}`, null, r.length + i)));
+    a.text.forEach((t, i) => f.content(choice(`{"content":${q(t)}}`, null, t.length + i)));
+    a.tools.forEach((t, i) => {
+      f.meta(choice(
+        `{"tool_calls":[{"index":${i},"id":"${call(index * maxChoices + i)}","type":"function",` +
+          `"function":{"name":${q(t.name)},"arguments":""}}]}`,
+        null,
+        i,
+      ));
+      for (const piece of t.chunks) {
+        f.content(
+          choice(
+            `{"tool_calls":[{"index":${i},"function":{"arguments":${q(piece)}}}]}`,
+            null,
+            piece.length,
+          ),
+        );
+      }
+    });
+  }
   const tailStart = f.list.length;
-  f.meta(choice("{}", FINISH[a.finish], 1));
+  for (index = 0; index < choices; index++) f.meta(choice("{}", FINISH[a.finish], 1));
   const wantUsage = obj(body.stream_options).include_usage === true;
   if (wantUsage && a.reportUsage) {
     f.meta(
@@ -100,28 +117,36 @@ export function chatStream(a: Answer, body: Record<string, unknown>): StreamPart
   };
 }
 
-export function chatWhole(a: Answer): string {
+export function chatWhole(a: Answer, body: Record<string, unknown> = {}): string {
   const { id, call } = ids(a);
-  const message: Record<string, unknown> = {
-    role: "assistant",
-    content: a.text.length > 0 || a.tools.length === 0 ? a.text.join("") : null,
-    refusal: null,
-    annotations: [],
+  const message = (index: number): Record<string, unknown> => {
+    const m: Record<string, unknown> = {
+      role: "assistant",
+      content: a.text.length > 0 || a.tools.length === 0 ? a.text.join("") : null,
+      refusal: null,
+      annotations: [],
+    };
+    if (a.reasoning.length > 0) m.reasoning = a.reasoning.join("");
+    if (a.tools.length > 0) {
+      m.tool_calls = a.tools.map((t, i) => ({
+        id: call(index * maxChoices + i),
+        type: "function",
+        function: { name: t.name, arguments: t.args },
+      }));
+    }
+    return m;
   };
-  if (a.reasoning.length > 0) message.reasoning = a.reasoning.join("");
-  if (a.tools.length > 0) {
-    message.tool_calls = a.tools.map((t, i) => ({
-      id: call(i),
-      type: "function",
-      function: { name: t.name, arguments: t.args },
-    }));
-  }
   const out: Record<string, unknown> = {
     id,
     object: "chat.completion",
     created: CREATED,
     model: a.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH[a.finish] }],
+    choices: Array.from({ length: chatChoices(body) }, (_, index) => ({
+      index,
+      message: message(index),
+      logprobs: null,
+      finish_reason: FINISH[a.finish],
+    })),
   };
   if (a.reportUsage) out.usage = chatUsage(a);
   out.service_tier = "default";
