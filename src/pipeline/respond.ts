@@ -44,6 +44,12 @@ export function streamToClient(o: {
     reader.cancel().catch(() => {});
   });
   let closed = false;
+  /**
+   * The client went away under policy `drain`: the drain owns the reader, the settlement and
+   * the end from then on. A pull still waiting on the upstream when the client left must not
+   * write to the cancelled body (every such write throws, and was logged as a bug).
+   */
+  let clientGone = false;
   const endNow = () => {
     stage.fail(new GatewayError(503, "the gateway is shutting down"));
     reader.cancel().catch(() => {});
@@ -64,8 +70,9 @@ export function streamToClient(o: {
     async pull(ctl) {
       /** `upstream`: its body ended, is cut, or said its last and is left to end by itself. */
       const end = (upstream: "ended" | "cut" | "said") => {
-        // The client may have left while we waited: cancel() has settled, nothing to send.
-        if (closed) return;
+        // The client may have left while we waited: cancel() has settled (or its drain will),
+        // nothing to send.
+        if (closed || clientGone) return;
         try {
           const { text } = stage.finish();
           if (text) ctl.enqueue(enc.encode(text));
@@ -112,6 +119,7 @@ export function streamToClient(o: {
           o.log?.(e);
           return end("cut");
         }
+        if (clientGone) return;
         if (text) ctl.enqueue(enc.encode(text));
         if (stage.complete) return end("said");
         if (text) return;
@@ -120,6 +128,7 @@ export function streamToClient(o: {
     cancel() {
       if (closed) return;
       if (o.policy === "drain") {
+        clientGone = true;
         o.tracker.track(drain({ ...o, idle }, () => close("cancelled")));
         return;
       }

@@ -236,3 +236,58 @@ Deno.test("the terminal event inside the first-byte peek's chunks ends the strea
   assert.match(text, /"content":"Hi"/);
   assert.match(text, /\[DONE\]\n\n$/);
 });
+
+Deno.test("drain: a client that leaves while the relay waits on the upstream is drained and settled once, with no error logged", async () => {
+  const { meter, stage } = chatStage("gen_drain_gone");
+  const settled: string[] = [];
+  (meter as unknown as { settle: (s: string) => Promise<void> }).settle = ((orig) => (s) => {
+    settled.push(s);
+    return orig.call(meter, s as never);
+  })(meter.settle);
+  const enc = new TextEncoder();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  let i = 0;
+  const frames = [
+    CHUNK(`"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]`),
+    CHUNK(`"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]`),
+    CHUNK(`"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":7}`),
+  ];
+  const source = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      // The first chunk at once; the rest only after the client has gone.
+      if (i === 1) await gate;
+      if (i < frames.length) ctl.enqueue(enc.encode(`data: ${frames[i++]}\n\n`));
+      else ctl.close();
+    },
+  }, { highWaterMark: 0 });
+  const tracker = new Tracker();
+  const errors: unknown[] = [];
+  const body = streamToClient({
+    reader: source.getReader(),
+    stage,
+    meter,
+    abort: new AbortController(),
+    initial: "",
+    idleMs: 60_000,
+    policy: "drain",
+    drainMs: 5_000,
+    tracker,
+    log: (e) => errors.push(e),
+  });
+  const client = body.getReader();
+  assert.match(new TextDecoder().decode((await client.read()).value), /Hello/);
+  // The relay's next pull now waits on the upstream; the client leaves meanwhile.
+  const pending = client.read().catch(() => {});
+  await new Promise((r) => setTimeout(r, 20));
+  await client.cancel();
+  await pending;
+  release();
+  await tracker.idle();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(errors, [], "a client leaving is no bug");
+  assert.deepEqual(settled, ["cancelled"]);
+  const r = meter.report();
+  assert.equal(r.source, "upstream", "drained to the upstream's usage");
+  assert.deepEqual([r.usage.input, r.usage.output], [40, 7]);
+});
