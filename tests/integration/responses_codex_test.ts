@@ -516,3 +516,36 @@ for (const u of UPSTREAMS) {
       }),
   });
 }
+
+Deno.test({
+  name: "codex's max and ultra reasoning efforts reach every model as the nearest effort it takes",
+  ignore: !hasCodex,
+  fn: () =>
+    withGateway(async (g) => {
+      // [model, upstream protocol, the effort it is sent]
+      const cases: [string, string, string][] = [
+        ["openai/gpt-5.1-codex", "responses", "high"],
+        ["openai/gpt-5.5", "responses", "xhigh"],
+        ["anthropic/claude-opus-4.7", "messages", "xhigh"],
+        ["deepseek/deepseek-v3.2", "chat", "xhigh"],
+      ];
+      for (const effort of ["max", "ultra"]) {
+        for (const [model, protocol, sent] of cases) {
+          const body = codexBody("responses-turn1", model, "[[mock:tokens=1]]");
+          body.reasoning = { effort, summary: "auto" };
+          g.mock.reset();
+          await completedStream(await post(g, body));
+          await g.mock.idle();
+          const call = g.mock.stats.calls[0];
+          assert.equal(call.protocol, protocol, model);
+          const up = call.body as {
+            reasoning?: { effort?: string };
+            reasoning_effort?: string;
+            output_config?: { effort?: string };
+          };
+          const got = up.reasoning?.effort ?? up.reasoning_effort ?? up.output_config?.effort;
+          assert.equal(got, sent, `${effort} on ${model}: ${JSON.stringify(up.reasoning)}`);
+        }
+      }
+    }),
+});

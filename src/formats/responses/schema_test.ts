@@ -106,7 +106,7 @@ Deno.test("schema: validation failures name the field", () => {
     [{ ...ok, max_output_tokens: 0 }, /^max_output_tokens must be at least 1/],
     [{ ...ok, max_output_tokens: 1.5 }, /^max_output_tokens must be an integer/],
     [{ ...ok, parallel_tool_calls: "yes" }, /^parallel_tool_calls must be a boolean/],
-    [{ ...ok, reasoning: { effort: "max" } }, /^reasoning\.effort must be one of/],
+    [{ ...ok, reasoning: { effort: "extreme" } }, /^reasoning\.effort must be one of/],
     [{ ...ok, text: { format: { type: "json_schema", name: "x" } } }, /^text\.format\.schema/],
     [{ ...ok, text: { format: { type: "xml" } } }, /^text\.format\.type must be one of/],
     [{ ...ok, include: "all" }, /^include must be an array/],
@@ -285,5 +285,16 @@ Deno.test("responses schema: built-in tools billed apart from tokens are refused
         return err.status === 400 && err.message.startsWith(`tool ${tool} is not supported`);
       },
     );
+  }
+});
+
+Deno.test("schema: Codex's efforts past xhigh (max, ultra) are taken as xhigh", () => {
+  for (const effort of ["max", "ultra"]) {
+    const body = validateResponsesRequest({
+      model: "m",
+      input: "hi",
+      reasoning: { effort, summary: "auto" },
+    });
+    assert.deepEqual(body.reasoning, { effort: "xhigh", summary: "auto" });
   }
 });
