@@ -26,6 +26,9 @@ export const settleRetryMs = 1_000;
 /** `last_used` is written at most this often per key: auth must not cost a write per request. */
 export const keyTouchIntervalMs = 60_000;
 
+/** The largest count (tokens, milliseconds) the store's integer columns hold: 2^31 - 1. */
+export const storedCountMax = 2_147_483_647;
+
 /** Generation history page size. */
 export const generationsPageMax = 100;
 export const generationsPageDefault = 20;

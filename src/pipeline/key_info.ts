@@ -4,12 +4,10 @@
  * `data.total_usage`), in roubles, so a script or tool that checks its credits there works
  * unchanged against the gateway; `balance` and `currency` are ours.
  */
-import { formatRub } from "../billing/money.ts";
+import { nanoToRub as rub } from "../billing/money.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
 import { unauthorized } from "../http/gateway_error.ts";
-
-const rub = (nano: bigint) => Number(formatRub(nano));
 
 /** The caller's key and account as the store has them, with settlements in memory written. */
 async function callerRecords(req: Request, app: AppContext) {

@@ -10,7 +10,7 @@ import type { Checkpoint } from "../billing/journal.ts";
 import type { Quota } from "../billing/quota.ts";
 import type { Tracker } from "../lib/tracker.ts";
 import type { Logger } from "../lib/log.ts";
-import { settleRetriesMax, settleRetryMs } from "../lib/bounds.ts";
+import { settleRetriesMax, settleRetryMs, storedCountMax } from "../lib/bounds.ts";
 
 export interface MeterDeps {
   quota: Quota;
@@ -225,9 +225,6 @@ const TOKEN_FIGURES = [
   "imageOutput",
   "webSearches",
 ] as const;
-/** The largest figure the store's token columns hold. */
-const tokensMax = 2_147_483_647;
-
 /**
  * An upstream's token figure as the meter uses it: a fraction is rounded up; a negative,
  * non-finite or implausibly large one is unreadable — unknown, so counted instead. Left as
@@ -237,7 +234,7 @@ const tokensMax = 2_147_483_647;
 function tokenCount(v: number | undefined): number | undefined {
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return undefined;
   const n = Math.ceil(v);
-  return n <= tokensMax ? n : undefined;
+  return n <= storedCountMax ? n : undefined;
 }
 
 /**

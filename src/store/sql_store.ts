@@ -32,6 +32,7 @@ import type {
 import type { Db } from "./db.ts";
 import { NotFoundError } from "./errors.ts";
 import { newId } from "../lib/ids.ts";
+import { storedCountMax } from "../lib/bounds.ts";
 import { migrations } from "./migrations/index.ts";
 
 /** Advisory lock key for migrations ("toll" in ASCII): instances starting together queue. */
@@ -1017,15 +1018,15 @@ function storable<T extends string | null>(text: T): T {
 }
 
 /**
- * A count as an integer column holds it: an upstream's usage is any finite JSON number, and a
- * fraction, a negative or one past 2^31 - 1 failed the statement (and a wallet batch with it,
- * every account's rows, on every retry). The cost was computed from the figure as reported.
+ * A count as an integer column holds it, rounded up as the meter reads usage. The meter already
+ * bounds the token figures it reads; the embeddings and images readers take any non-negative
+ * integer, and one past 2^31 - 1 failed the statement (a wallet batch with it, every account's
+ * rows, on every retry). The cost was computed from the figure as reported.
  */
 function count(n: number | null | undefined): number | null {
   if (n === null || n === undefined || !Number.isFinite(n)) return null;
-  return Math.min(INT4_MAX, Math.max(0, Math.round(n)));
+  return Math.min(storedCountMax, Math.max(0, Math.ceil(n)));
 }
-const INT4_MAX = 2_147_483_647;
 
 /** No stored text holds U+0000 (see `storable`): an id or cursor with one names nothing. */
 const unstorable = (text: string) => text.includes("\u0000");
