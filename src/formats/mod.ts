@@ -3,6 +3,7 @@
  * own folder; this file only wires names together.
  */
 import { isPdfDataUrl, type TextRequest } from "../events/text_request.ts";
+import { omitHistoryImages } from "./history_images.ts";
 import type { CatalogueModel } from "../catalogue/catalogue.ts";
 import {
   badRequest,
@@ -42,34 +43,6 @@ function checkImages(req: TextRequest, model: CatalogueModel): void {
       }
     }
   }
-}
-
-/**
- * Claude Code on a model that reads no images (DeepSeek, GLM): an image it keeps in the
- * history (a screenshot the user pasted earlier, the Read tool's answer for a PNG) would make
- * every later turn, and the `/compact` that could drop it, a 400, so the session could never
- * go on. The model is told in words that an image was there instead: inside any tool result
- * (the model asked for the file and can answer that it cannot see it), and in every message
- * but the newest, whose own image is still refused, so the user hears of it on the turn they
- * attach it. PDFs keep their own route (OpenRouter parses them).
- */
-function omitHistoryImages(req: TextRequest, model: CatalogueModel): void {
-  if (model.architecture.input_modalities.includes("image")) return;
-  const note = {
-    type: "text" as const,
-    text: `[image omitted: model ${model.id} does not accept image input]`,
-  };
-  const isImage = (c: { type: string; url?: string }) =>
-    c.type === "image" && !isPdfDataUrl(c.url ?? "");
-  const last = req.messages.length - 1;
-  req.messages.forEach((m, i) => {
-    m.parts = m.parts.map((p) => {
-      if (p.type === "tool_result" && p.content.some(isImage)) {
-        return { ...p, content: p.content.map((c) => isImage(c) ? note : c) };
-      }
-      return i < last && isImage(p) ? note : p;
-    });
-  });
 }
 
 function checkMaxTokens(maxTokens: unknown, field: string, model: CatalogueModel): void {
@@ -168,8 +141,8 @@ export const messagesFormat: ClientFormat = {
   outputLimitField: "max_tokens",
   validate: (body) => void messages.validateMessagesRequest(body),
   checkModel: (body, model) => checkMaxTokens(body.max_tokens, "max_tokens", model),
-  // Only here: a messages body passes through to Anthropic alone, whose models all read
-  // images, so what reaches any other model is the internal form rewritten above.
+  // The internal form alone: a messages body passes through to Anthropic alone, whose models
+  // all read images (history_images.ts).
   checkInternal: (req, model) => {
     omitHistoryImages(req, model);
     checkImages(req, model);
@@ -194,7 +167,10 @@ export const responsesFormat: ClientFormat = {
   sameProtocol: "openai-responses",
   outputLimitField: "max_output_tokens",
   validate: (body) => void responses.validateResponsesRequest(body),
-  checkModel: (body, model) => checkMaxTokens(body.max_output_tokens, "max_output_tokens", model),
+  checkModel: (body, model) => {
+    checkMaxTokens(body.max_output_tokens, "max_output_tokens", model);
+    responses.omitHistoryImages(body, model);
+  },
   checkInternal: checkImages,
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),
   upstreamsFor: (body) => responses.upstreamsFor(body as Body),

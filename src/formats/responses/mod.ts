@@ -20,6 +20,7 @@ export {
   withoutForeignReasoning,
   withoutUnreadableReasoning,
 } from "./request.ts";
+export { omitHistoryImages } from "./history_images.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";
 export { createResponsesPassThrough, responsesPassThroughBody } from "./pass_through.ts";
