@@ -63,6 +63,15 @@ export function accountError(message: string): GatewayError {
   return new GatewayError(502, message, { final: true });
 }
 
+/**
+ * A 502 for a model the provider does not know under the name our catalogue maps it to: a
+ * retry cannot help until the catalogue or the provider changes, so the answer says so
+ * (`x-should-retry: false`) and the SDKs do not ask twice more.
+ */
+export function modelMissing(message: string): GatewayError {
+  return new GatewayError(502, message, { final: true });
+}
+
 /** The differences between the formats' tables. */
 export interface OpenAIErrorTable {
   /** What, in a 429's code, type or message, says our quota or credit is gone (→ 502). */
@@ -127,7 +136,7 @@ export function decodeOpenAIError(
       ? new GatewayError(403, msg("rejected by the provider's moderation"))
       : new GatewayError(403, "the model provider denied access to the model");
   }
-  if (status === 404) return providerError("the model is not available at the provider");
+  if (status === 404) return modelMissing("the model is not available at the provider");
   if (status === 408 && table.keep408) {
     return new GatewayError(408, "the model provider timed out the request");
   }

@@ -2,7 +2,8 @@
  * The gateway's own account at a provider (its key refused, its credit gone) is a 502 the
  * client is told not to retry (`x-should-retry: false`): both SDKs, Claude Code and Codex
  * retry a 5xx otherwise, for as long as their retry budget lasts, and nothing changes meanwhile.
- * A provider's own failure stays retryable.
+ * So is a model the provider does not know under the name our catalogue gives it (404): nothing
+ * changes meanwhile either. A provider's own failure stays retryable.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -39,7 +40,8 @@ for (const [format, model] of CASES) {
       // One attempt asks every provider serving the model (each refuses): the SDK's own
       // retries would multiply that.
       let once = 0;
-      for (const status of [401, 402]) {
+      // 404: the provider does not know the model under the catalogue's name for it.
+      for (const status of [401, 402, 404]) {
         g.mock.reset();
         const e = await call(g, format, model, `Hi [[mock:error=${status}]]`).then(
           () => assert.fail("no error"),

@@ -106,6 +106,15 @@ export function decodeMessagesError(
     });
   }
   const text = message ? `upstream provider error: ${sanitizeUpstreamMessage(message)}` : "";
+  // The provider does not know the model we mapped the slug to: a retry cannot help until
+  // the catalogue or the provider changes (`x-should-retry: false`).
+  if (status === 404) {
+    return new GatewayError(502, text || "the model is not available at the provider", {
+      code: "PROVIDER_ERROR",
+      metadata,
+      final: true,
+    });
+  }
   return providerError(text || `upstream provider error (HTTP ${status})`, metadata);
 }
 
