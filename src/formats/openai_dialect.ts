@@ -26,11 +26,12 @@ export const OPENROUTER_EXTENSIONS = [
 /**
  * OpenAI's `verbosity` (chat) and `text.verbosity` (responses) other than its default `medium`
  * are taken by GPT-5 and later only: GPT-4 models and the o-series answer 400 ("'verbosity'
- * does not support 'low' with this model. Supported values are: 'medium'"). Codex sends `low`
- * on every call, whatever the model. Named by the families known to refuse, so a newer model
- * keeps the setting.
+ * does not support 'low' with this model. Supported values are: 'medium'"), and so do the GPT-5
+ * codex models up to 5.2 ("'low' is not supported with the 'gpt-5.2-codex' model"). Codex sends
+ * `low` on every call to a model its catalogue says takes it, whatever the model. Named by the
+ * families known to refuse, so a newer model keeps the setting.
  */
-const MEDIUM_ONLY = /^(?:gpt-4|gpt-3|o\d)/;
+const MEDIUM_ONLY = /^(?:gpt-4|gpt-3|o\d|codex-|gpt-5(?:\.[12])?-codex)/;
 
 /** Whether OpenAI model `upstreamModel` takes a verbosity other than `medium`. */
 export function takesVerbosity(upstreamModel: unknown): boolean {

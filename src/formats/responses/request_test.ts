@@ -760,9 +760,28 @@ Deno.test("toOpenAIResponsesDialect: OpenRouter's extensions dropped, reasoning 
   };
   toOpenAIResponsesDialect(o3);
   assert.deepEqual(o3.text, { format: { type: "text" } });
-  const gpt5: Record<string, unknown> = { model: "gpt-5.1-codex", text: { verbosity: "low" } };
-  toOpenAIResponsesDialect(gpt5);
-  assert.deepEqual(gpt5.text, { verbosity: "low" });
+  for (const model of ["gpt-5.1", "gpt-5.5"]) {
+    const gpt5: Record<string, unknown> = { model, text: { verbosity: "low" } };
+    toOpenAIResponsesDialect(gpt5);
+    assert.deepEqual(gpt5.text, { verbosity: "low" }, model);
+  }
+  // Nor for the GPT-5 codex models up to 5.2, which OpenAI also holds to `medium` ("Unsupported
+  // value: 'low' is not supported with the 'gpt-5.2-codex' model"): a Codex whose model
+  // catalogue says otherwise would get that 400 on every call.
+  for (
+    const model of [
+      "gpt-5-codex",
+      "gpt-5.1-codex",
+      "gpt-5.1-codex-max",
+      "gpt-5.1-codex-mini",
+      "gpt-5.2-codex",
+      "codex-mini-latest",
+    ]
+  ) {
+    const codex: Record<string, unknown> = { model, text: { verbosity: "high" } };
+    toOpenAIResponsesDialect(codex);
+    assert.deepEqual(codex.text, {}, model);
+  }
 });
 
 Deno.test("another vendor's reasoning from OpenRouter's responses API goes back only to OpenRouter", () => {
