@@ -165,7 +165,7 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
   }
   // The smallest worth trying; its 402 names the smallest hold.
   const [output, searches] = steps[steps.length - 1];
-  const hold = await reserve(app, caller, g(output, searches));
+  const hold = await reserve(app, caller, { ...g(output, searches), floorOutput: output });
   return limitOutput(call, output, full, searches, allSearches, hold);
 }
 

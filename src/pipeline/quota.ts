@@ -21,21 +21,28 @@ export interface Hold {
 export async function reserve(
   app: AppContext,
   caller: Caller,
-  g: { endpoint: string; model: string; stream: boolean; amount: bigint },
+  g: { endpoint: string; model: string; stream: boolean; amount: bigint; floorOutput?: number },
 ): Promise<Hold> {
   const hold = await tryReserve(app, caller, g);
   if (hold) return hold;
   throw insufficientBalance(undefined, shortfall(g));
 }
 
-/** Why a hold of `amount` was refused, in the 402's words. */
-export function shortfall(g: { endpoint: string; amount: bigint }): string {
+/**
+ * Why a hold of `amount` was refused, in the 402's words. `floorOutput`: the call set no output
+ * limit and was already held for the least output the gateway holds for, so lowering a limit
+ * the client never sent (Codex has no setting for one) is no advice.
+ */
+export function shortfall(g: { endpoint: string; amount: bigint; floorOutput?: number }): string {
   // A hold, not the price: clients that send no max_tokens are held for the model's whole
   // output cap, which a modest balance may not cover though the answer would cost kopecks.
   const basis = g.endpoint === "embeddings"
     ? "(оценка по длине входа). Пополните баланс"
     : g.endpoint === "images"
     ? "(оценка по параметрам и числу изображений). Пополните баланс"
+    : g.floorOutput !== undefined
+    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт max_tokens, меньше ` +
+      "не резервируется). Пополните баланс или задайте max_tokens меньше"
     : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
       "пополните баланс";
   return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +

@@ -553,6 +553,23 @@ Deno.test("responses errors: 400 model not found, 401, 402, 503 in the generic e
   }, { withoutKeys: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] });
 });
 
+Deno.test("responses errors: a 402 for a call that set no output limit does not ask to lower it", async () => {
+  await withGateway(async (g) => {
+    // Codex sends no max_output_tokens and has no setting for one: the gateway already held
+    // the least output it holds for, so only a top-up (or a limit of the client's own) helps.
+    const a = await g.account("0.01");
+    const low = await expectGenericError(
+      await post(g, { model: SETUP.responses.model, input: "x" }, a.key),
+      402,
+    );
+    assert.match(low.error.message, /резервирует до \d+,\d\d ₽/);
+    assert.match(low.error.message, /4096 токенов вывода/, "says what the hold is made of");
+    assert.doesNotMatch(low.error.message, /Уменьшите max_tokens/);
+    assert.match(low.error.message, /[Пп]ополните баланс/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
 Deno.test("responses errors: upstream 429 → 429, upstream 500 → failover then 502, no charge", async () => {
   await withGateway(async (g) => {
     const before = (await g.store.getAccount(g.accountId))!.balance;
