@@ -14,11 +14,13 @@ export async function ensureDemoAccount(
   store: Store,
   cfg: Pick<Config, "DEMO_BALANCE_RUB" | "KEY_PREFIX">,
 ): Promise<{ accountId: string; key?: string }> {
-  const existing = await store.findAccountByName(DEMO_NAME);
-  if (existing) return { accountId: existing.id };
-  const account = await store.createAccount(DEMO_NAME, 0n);
-  await store.topup(account.id, rubToNano(cfg.DEMO_BALANCE_RUB), `demo-initial-${account.id}`);
   const k = await generateKey(cfg.KEY_PREFIX);
-  await store.createKey(account.id, k.hash, k.display, "demo");
-  return { accountId: account.id, key: k.key };
+  // Made with its balance and key in one go: instances starting together on a fresh
+  // PostgreSQL must not each make (and fund) a demo account of their own.
+  const { account, key } = await store.ensureAccountNamed(
+    DEMO_NAME,
+    rubToNano(cfg.DEMO_BALANCE_RUB),
+    { hash: k.hash, prefix: k.display, label: "demo" },
+  );
+  return key ? { accountId: account.id, key: k.key } : { accountId: account.id };
 }

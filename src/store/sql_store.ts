@@ -37,6 +37,8 @@ import { migrations } from "./migrations/index.ts";
 
 /** Advisory lock key for migrations ("toll" in ASCII): instances starting together queue. */
 const MIGRATION_LOCK = 0x746f6c6c;
+/** Held while an account is looked up by name and made if missing (the demo account). */
+const NAMED_ACCOUNT_LOCK = 0x746f6c6d;
 /** PostgreSQL's SQLSTATE for a duplicate key. */
 const UNIQUE_VIOLATION = "23505";
 
@@ -301,6 +303,25 @@ const LOCK_ACCOUNTS = `SELECT id FROM accounts
        WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb))
        ORDER BY id FOR UPDATE`;
 
+/** A new account; its opening balance, when positive, is its first ledger entry. */
+async function insertAccount(db: Db, name: string, balance: bigint): Promise<Account> {
+  if (balance < 0n) throw new RangeError("an opening balance cannot be negative");
+  // The opening balance is a ledger entry too, so that balance = Σ ledger always holds.
+  const [row] = await db.query<Row>(
+    `WITH a AS (
+       INSERT INTO accounts (id, name, balance, created)
+       VALUES ($1, $2, $3::bigint, clock_timestamp())
+       RETURNING ${ACCOUNT_COLS}
+     ), l AS (
+       INSERT INTO ledger (id, account_id, amount, kind, created)
+       SELECT $4, a.id, a.balance, 'topup', a.created FROM a WHERE a.balance > 0
+     )
+     SELECT ${ACCOUNT_COLS} FROM a`,
+    [newId("acc"), name, balance, newId("led")],
+  );
+  return toAccount(row);
+}
+
 export class SqlStore implements Store {
   readonly #db: Db;
 
@@ -369,22 +390,32 @@ export class SqlStore implements Store {
 
   // --- accounts ---
 
-  async createAccount(name: string, balance: bigint): Promise<Account> {
-    if (balance < 0n) throw new RangeError("an opening balance cannot be negative");
-    // The opening balance is a ledger entry too, so that balance = Σ ledger always holds.
-    const [row] = await this.#db.query<Row>(
-      `WITH a AS (
-         INSERT INTO accounts (id, name, balance, created)
-         VALUES ($1, $2, $3::bigint, clock_timestamp())
-         RETURNING ${ACCOUNT_COLS}
-       ), l AS (
-         INSERT INTO ledger (id, account_id, amount, kind, created)
-         SELECT $4, a.id, a.balance, 'topup', a.created FROM a WHERE a.balance > 0
-       )
-       SELECT ${ACCOUNT_COLS} FROM a`,
-      [newId("acc"), name, balance, newId("led")],
-    );
-    return toAccount(row);
+  createAccount(name: string, balance: bigint): Promise<Account> {
+    return insertAccount(this.#db, name, balance);
+  }
+
+  async ensureAccountNamed(
+    name: string,
+    balance: bigint,
+    key: { hash: string; prefix: string; label: string | null },
+  ): Promise<{ account: Account; key: ApiKeyRecord | null }> {
+    return await this.#db.transaction(async (tx) => {
+      // Transaction-scoped, like the migrations': a second caller reads the first's account.
+      await tx.query(`SELECT pg_advisory_xact_lock(${NAMED_ACCOUNT_LOCK})`);
+      const [found] = await tx.query<Row>(
+        `SELECT ${ACCOUNT_COLS} FROM accounts WHERE name = $1 ORDER BY created, id LIMIT 1`,
+        [name],
+      );
+      if (found) return { account: toAccount(found), key: null };
+      const account = await insertAccount(tx, name, balance);
+      const [row] = await tx.query<Row>(
+        `INSERT INTO api_keys (id, account_id, prefix, key_hash, label, created)
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp())
+         RETURNING ${KEY_COLS}`,
+        [newId("key"), account.id, key.prefix, key.hash, key.label],
+      );
+      return { account, key: toKey(row) };
+    });
   }
 
   async getAccount(id: string): Promise<Account | null> {

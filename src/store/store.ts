@@ -156,6 +156,16 @@ export interface Store {
   getAccount(id: string): Promise<Account | null>;
   /** The oldest account with this name (names are not unique), e.g. the demo account. */
   findAccountByName(name: string): Promise<Account | null>;
+  /**
+   * The oldest account named `name`; when there is none, one made with `balance` and a key, in
+   * one transaction that callers doing the same wait on (instances starting together on one
+   * PostgreSQL make one demo account between them). `key` is the new key, null when found.
+   */
+  ensureAccountNamed(
+    name: string,
+    balance: bigint,
+    key: { hash: string; prefix: string; label: string | null },
+  ): Promise<{ account: Account; key: ApiKeyRecord | null }>;
   setDefaultModel(accountId: string, model: string | null): Promise<void>;
   setAccountRpm(accountId: string, rpm: number | null): Promise<void>;
 
