@@ -1,5 +1,6 @@
 import { createClient } from "redis";
 import type { Logger } from "../lib/log.ts";
+import { describeError } from "../lib/describe_error.ts";
 import { type LimitCheck, type Limiter, MemoryLimiter } from "./limiter.ts";
 
 /**
@@ -33,8 +34,11 @@ export class RedisLimiter implements Limiter {
   readonly #fallback = new MemoryLimiter();
   #degraded = false;
   readonly #client;
+  /** host:port, never the URL: it may carry a password. */
+  readonly #at: string;
 
   private constructor(url: string, private readonly log: Logger) {
+    this.#at = new URL(url).host;
     this.#client = createClient({
       url,
       disableOfflineQueue: true,
@@ -44,15 +48,15 @@ export class RedisLimiter implements Limiter {
       },
     });
     // Without a listener the client's errors would crash the process.
-    this.#client.on("error", () => this.#degrade("redis error"));
+    this.#client.on("error", (e) => this.#degrade(`redis error: ${describeError(e)}`));
   }
 
   static async connect(url: string, log: Logger): Promise<RedisLimiter> {
     const l = new RedisLimiter(url, log);
     try {
       await withTimeout(l.#client.connect(), 2_000);
-    } catch {
-      l.#degrade("redis unreachable at start");
+    } catch (e) {
+      l.#degrade(`redis unreachable at start: ${describeError(e)}`);
     }
     return l;
   }
@@ -85,8 +89,8 @@ export class RedisLimiter implements Limiter {
       return refused < 0
         ? { ok: true }
         : { ok: false, retryAfter: ((window + 1) * windowMs - now) / 1000 };
-    } catch {
-      this.#degrade("redis command failed");
+    } catch (e) {
+      this.#degrade(`redis command failed: ${describeError(e)}`);
       return this.#fallback.take(check);
     }
   }
@@ -94,7 +98,10 @@ export class RedisLimiter implements Limiter {
   #degrade(reason: string) {
     if (this.#degraded) return;
     this.#degraded = true;
-    this.log.log("warn", "rate limiter falling back to per-instance limits", { reason });
+    this.log.log("warn", "rate limiter falling back to per-instance limits", {
+      reason,
+      redis: this.#at,
+    });
   }
 
   async close(): Promise<void> {

@@ -56,7 +56,7 @@ Deno.test({
   },
 });
 
-Deno.test("redis limiter: unreachable redis falls back to per-instance limits, never throws", async () => {
+Deno.test("redis limiter: unreachable redis falls back to per-instance limits, never throws, says why", async () => {
   const lines: string[] = [];
   const l = await RedisLimiter.connect(
     "redis://127.0.0.1:1",
@@ -69,6 +69,10 @@ Deno.test("redis limiter: unreachable redis falls back to per-instance limits, n
     assert.deepEqual(results.map((r) => r.ok), [true, true, true, false, false]);
     assert.ok(lines.some((s) => s.includes("falling back")));
     assert.equal(lines.filter((s) => s.includes("falling back")).length, 1, "logged once");
+    // An operator reads why (refused, DNS, auth) and where, not only that it failed.
+    const line = JSON.parse(lines.find((s) => s.includes("falling back"))!);
+    assert.match(line.reason, /ECONNREFUSED|refused/i, line.reason);
+    assert.equal(line.redis, "127.0.0.1:1");
   } finally {
     await l.close();
   }
