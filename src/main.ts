@@ -37,6 +37,13 @@ async function start() {
       await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
       return await acquireDirLock(cfg.DATA_DIR);
     });
+    // Making the database takes tens of seconds under WASM: say so, or a first start looks hung.
+    const made = await Deno.stat(`${cfg.DATA_DIR}/pg`).then(() => true, () => false);
+    if (!made) {
+      console.log(
+        `First start: creating the embedded database in ${cfg.DATA_DIR} (up to a minute)`,
+      );
+    }
   }
   const operatorToken = cfg.ADMIN_TOKEN ?? newId("op", 32);
   let operator: ReturnType<typeof createOperatorHandler> | undefined;

@@ -873,6 +873,10 @@ Deno.test({
             const acc = s.lines.join("\n").match(/\b(acc_[A-Za-z0-9]+)\b/);
             assert.ok(acc, `an account id in ${JSON.stringify(s.lines)}`);
             accountId = acc[1];
+            assert.ok(
+              s.lines.some((l) => l.startsWith("First start: creating the embedded database")),
+              `the slow first step is announced: ${JSON.stringify(s.lines)}`,
+            );
 
             const models = await fetch(`${s.url}/v1/models`, {
               headers: { authorization: `Bearer ${key}` },
@@ -946,6 +950,7 @@ Deno.test({
           let stopped = false;
           try {
             assert.deepEqual(s.lines.filter((l) => KEY_LINE.test(l)), [], "no key is printed");
+            assert.ok(!s.lines.some((l) => l.startsWith("First start")), "nothing is created");
             assert.ok(!s.lines.join("\n").includes(key), "the first key is not shown again");
             const hint = s.lines.find((l) => l.includes("deno task admin key create"));
             assert.ok(hint, `a hint in ${JSON.stringify(s.lines)}`);
