@@ -344,3 +344,37 @@ for (const [path, model] of [["/v1/messages", CLAUDE], ["/v1/responses", GPT]]) 
     });
   });
 }
+
+Deno.test("web search (messages, OpenAI and OpenRouter chat): a tool choice forcing the web_search server tool names no function upstream", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const search = {
+      type: "web_search_20250305" as const,
+      name: "web_search" as const,
+      max_uses: 8,
+    };
+    const fn = { name: "lookup", input_schema: { type: "object" as const, properties: {} } };
+    const sent = async (model: string, tools: Anthropic.ToolUnion[]) => {
+      const calls = g.mock.stats.calls.length;
+      // Claude Code's WebSearch tool forces its search so.
+      await c.messages.create({
+        model,
+        max_tokens: 64,
+        tools,
+        tool_choice: { type: "tool", name: "web_search" },
+        messages: [{ role: "user", content: "Perform a web search [[mock:tokens=3,searches=1]]" }],
+      });
+      await g.mock.idle();
+      return g.mock.stats.calls[calls].body as Record<string, unknown>;
+    };
+    // OpenAI's hosted search is no function: a function choice of that name is refused
+    // ("Tool choice 'function' not found in 'tools' parameter"). Alone, it is the one tool
+    // "required" can call; beside functions the model is left to choose.
+    assert.equal((await sent(GPT, [search])).tool_choice, "required");
+    assert.equal((await sent(GPT, [search, fn])).tool_choice, "auto");
+    // OpenRouter's web plugin searches whatever the choice; a function choice must name a function.
+    const chat = await sent("google/gemini-2.5-flash", [search, fn]);
+    assert.deepEqual(chat.plugins, [{ id: "web" }]);
+    assert.equal(chat.tool_choice, "auto");
+  });
+});

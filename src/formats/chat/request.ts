@@ -23,6 +23,7 @@ import type {
 import { type ChatMessage, type ChatRequestBody, type NamedTool, toolName } from "./schema.ts";
 import { isObject } from "../json.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
+import { choiceBesideSearch } from "../search_choice.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
 import {
@@ -406,10 +407,11 @@ export function fromInternal(
   // OpenAI refuses both without tools ("only allowed when 'tools' are specified"), and a
   // messages client may name a choice over an empty tool list, which Anthropic takes.
   if (body.tools !== undefined) {
-    if (req.toolChoice !== undefined) {
-      body.tool_choice = req.toolChoice.type === "tool"
-        ? { type: "function", function: { name: req.toolChoice.name } }
-        : req.toolChoice.type;
+    const choice = choiceBesideSearch(req);
+    if (choice !== undefined) {
+      body.tool_choice = choice.type === "tool"
+        ? { type: "function", function: { name: choice.name } }
+        : choice.type;
     }
     if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   }

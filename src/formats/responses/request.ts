@@ -47,6 +47,7 @@ import {
 } from "../../events/text_request.ts";
 import type { UpstreamNeed } from "../text_format.ts";
 import { keepAllowedTools } from "../allowed_tools.ts";
+import { choiceBesideSearch } from "../search_choice.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
 import type {
@@ -707,10 +708,11 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
   }
   // Without tools OpenAI refuses a tool choice (as its chat API does): none is sent then.
   if (body.tools !== undefined) {
-    if (req.toolChoice) {
-      body.tool_choice = req.toolChoice.type === "tool"
-        ? { type: "function", name: req.toolChoice.name }
-        : req.toolChoice.type;
+    const choice = choiceBesideSearch(req);
+    if (choice) {
+      body.tool_choice = choice.type === "tool"
+        ? { type: "function", name: choice.name }
+        : choice.type;
     }
     if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   }
