@@ -91,6 +91,8 @@ export interface DeclaredTool {
   custom?: boolean;
   /** The responses `namespace` it is a member of (Codex's MCP servers, sub-agents). */
   namespace?: string;
+  /** An Anthropic server tool (web search, fetch, code execution): run by the vendor, never called. */
+  server?: "web_search" | "other";
 }
 
 /** Characters per delta of a JSON answer. */

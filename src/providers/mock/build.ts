@@ -214,10 +214,11 @@ function noToolCalls(body: Record<string, unknown>): boolean {
  */
 function forcedTool(body: Record<string, unknown>, tools: DeclaredTool[]): string | undefined {
   const c = body.tool_choice;
-  if (c === "required") return tools[0]?.name;
+  const first = tools.find((t) => !t.server)?.name;
+  if (c === "required") return first;
   if (c === null || typeof c !== "object") return undefined;
   const o = c as Record<string, unknown>;
-  if (o.type === "any") return tools[0]?.name;
+  if (o.type === "any") return first;
   if (o.type === "tool" || o.type === "custom") {
     return typeof o.name === "string" ? o.name : undefined;
   }
@@ -242,7 +243,13 @@ function toolControls(body: Record<string, unknown>, controls: Controls, tools: 
   if (noToolCalls(body)) return { ...controls, tool: undefined, tools: undefined };
   if (controls.tool !== undefined || controls.tools !== undefined) return controls;
   const forced = forcedTool(body, tools);
-  return forced === undefined ? controls : { ...controls, tool: forced };
+  if (forced === undefined) return controls;
+  // A forced server tool is the vendor's to run: Anthropic answers a forced search with the
+  // search and its results (Claude Code's WebSearch reads them), not a call for the client.
+  const server = tools.find((t) => t.name === forced)?.server;
+  if (server === "web_search") return { ...controls, searches: controls.searches || 1 };
+  if (server) return controls;
+  return { ...controls, tool: forced };
 }
 
 function textPlan(p: PlanInput): Plan {

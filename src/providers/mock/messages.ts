@@ -211,9 +211,19 @@ export function messagesTools(body: Record<string, unknown>): DeclaredTool[] {
   const tools = Array.isArray(body.tools) ? body.tools : [];
   return tools.flatMap((t) => {
     const d = obj(t);
-    return typeof d.name === "string" ? [{ name: d.name, schema: d.input_schema }] : [];
+    if (typeof d.name !== "string") return [];
+    const type = typeof d.type === "string" ? d.type : "";
+    const server = type.startsWith("web_search_")
+      ? "web_search" as const
+      : SERVER_TOOLS.some((prefix) => type.startsWith(prefix))
+      ? "other" as const
+      : undefined;
+    return [{ name: d.name, schema: d.input_schema, ...(server ? { server } : {}) }];
   });
 }
+
+/** Anthropic's server tools besides the search (`bash_*`, `text_editor_*` are the client's). */
+const SERVER_TOOLS = ["web_fetch_", "code_execution_"];
 
 /**
  * The answer's shape a messages request asks for: `output_config.format`, or the

@@ -823,3 +823,29 @@ Deno.test("a tool choice of none is obeyed: text, not a call, whatever the marke
     assert.deepEqual(responses.output.map((i: J) => i.type), ["message"]);
   });
 });
+
+Deno.test("messages: a choice forcing the web_search server tool runs a search, not a call the client would have to run (Claude Code's WebSearch)", async () => {
+  await withMock(async (m) => {
+    const search = { type: "web_search_20250305", name: "web_search", max_uses: 8 };
+    const ask = async (tools: unknown[], toolChoice: unknown) =>
+      (await (await post(m, "/v1/messages", {
+        model: "claude-sonnet-4-5",
+        max_tokens: 100,
+        messages: user("Perform a web search for the query: news"),
+        tools,
+        tool_choice: toolChoice,
+      }, ANTHROPIC)).json()) as J;
+    const forced = await ask([search], { type: "tool", name: "web_search" });
+    assert.deepEqual(forced.content.map((b: J) => b.type), [
+      "server_tool_use",
+      "web_search_tool_result",
+      "text",
+    ]);
+    assert.equal(forced.stop_reason, "end_turn");
+    assert.equal(forced.usage.server_tool_use.web_search_requests, 1);
+    // `any` demands a client tool's call: the first declared that the client runs.
+    const lookup = { name: "lookup", input_schema: { type: "object" } };
+    const any = await ask([search, lookup], { type: "any" });
+    assert.deepEqual(any.content.map((b: J) => [b.type, b.name]), [["tool_use", "lookup"]]);
+  });
+});
