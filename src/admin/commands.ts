@@ -31,7 +31,7 @@ Commands:
   key set-limits KEY_ID [--rpm N|none] [--spend RUB|none]
   topup --account ID --amount RUB --idempotency-key K
   balance --account ID
-  ledger --account ID
+  ledger --account ID [--limit N]
   generations --account ID [--limit N] [--before GENERATION_ID]
 
 Amounts are roubles with at most 9 decimals (100, 12.5). Options may come in any order,
@@ -40,6 +40,12 @@ as --opt VALUE or --opt=VALUE. --json prints one JSON object instead of text.`;
 /** Rows a `generations` listing shows by default, and at most (one screen; one response). */
 const GENERATIONS_LIMIT_DEFAULT = 20;
 const GENERATIONS_LIMIT_MAX = 1000;
+/**
+ * Ledger entries a listing shows by default, and at most: an account's whole history (one
+ * entry per generation) read at once would stall the server that runs the command for it.
+ */
+const LEDGER_LIMIT_DEFAULT = 100;
+const LEDGER_LIMIT_MAX = 10_000;
 /** PostgreSQL `integer`. */
 const INT_MAX = 2 ** 31 - 1;
 
@@ -493,11 +499,18 @@ const COMMANDS: Record<string, Command> = {
   },
 
   "ledger": {
-    options: ["account"],
+    options: ["account", "limit"],
     positionals: [],
     async run(store, args) {
       const a = await account(store, required(args, "account"));
-      const entries = await store.listLedger(a.id);
+      const limitArg = args.opts.get("limit");
+      const limit = limitArg === undefined
+        ? LEDGER_LIMIT_DEFAULT
+        : int("limit", limitArg, 1, LEDGER_LIMIT_MAX);
+      // One more than shown: whether earlier entries were left out.
+      const got = await store.listLedger(a.id, { last: limit + 1 });
+      const hasMore = got.length > limit;
+      const entries = hasMore ? got.slice(1) : got;
       const rows = entries.map((e) => [
         e.created.toISOString(),
         e.kind,
@@ -505,8 +518,12 @@ const COMMANDS: Record<string, Command> = {
         e.generationId ?? e.idempotencyKey ?? "",
       ]);
       return {
-        result: { entries: entries.map(ledgerJson) },
-        text: rows.length ? table(rows) : `account ${a.id} has no ledger entries`,
+        result: { entries: entries.map(ledgerJson), has_more: hasMore },
+        text: !rows.length
+          ? `account ${a.id} has no ledger entries`
+          : hasMore
+          ? `(earlier entries not shown; --limit up to ${LEDGER_LIMIT_MAX})\n${table(rows)}`
+          : table(rows),
       };
     },
   },

@@ -259,6 +259,23 @@ for (const { name, open } of await testStores()) {
     await assert.rejects(runAdmin(store, ["balance", "--account", "acc_x"], cfg), NotFoundError);
   });
 
+  test("ledger shows the last --limit entries, oldest first, and says what it left out", async (store) => {
+    const id = await newAccount(store, "--balance", "1");
+    for (const k of ["a", "b", "c"]) {
+      await ok(store, "topup", "--account", id, "--amount", "1", "--idempotency-key", k);
+    }
+    const r = await runAdmin(store, ["ledger", "--account", id, "--limit", "2"], cfg);
+    assert.ok(r.ok);
+    const entries = r.result.entries as Record<string, unknown>[];
+    assert.deepEqual(entries.map((e) => e.idempotency_key), ["b", "c"]);
+    assert.equal(r.result.has_more, true);
+    assert.match(r.text, /earlier entries not shown/);
+    const all = await ok(store, "ledger", "--account", id);
+    assert.equal((all.entries as unknown[]).length, 4);
+    assert.equal(all.has_more, false);
+    await usage(store, ["ledger", "--account", id, "--limit", "0"], /--limit/);
+  });
+
   test("generations lists newest first with --limit", async (store) => {
     const id = await newAccount(store, "--balance", "10");
     const keyId = (await ok(store, "key", "create", "--account", id)).id as string;

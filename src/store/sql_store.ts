@@ -894,12 +894,20 @@ export class SqlStore implements Store {
   }
 
   /** Oldest first, like a bank statement. */
-  async listLedger(accountId: string): Promise<LedgerEntry[]> {
+  async listLedger(accountId: string, opts: { last?: number } = {}): Promise<LedgerEntry[]> {
+    if (opts.last === undefined) {
+      const rows = await this.#db.query<Row>(
+        `SELECT ${LEDGER_COLS} FROM ledger WHERE account_id = $1 ORDER BY created, seq`,
+        [accountId],
+      );
+      return rows.map(toLedger);
+    }
     const rows = await this.#db.query<Row>(
-      `SELECT ${LEDGER_COLS} FROM ledger WHERE account_id = $1 ORDER BY created, seq`,
-      [accountId],
+      `SELECT ${LEDGER_COLS} FROM ledger WHERE account_id = $1
+       ORDER BY created DESC, seq DESC LIMIT $2`,
+      [accountId, opts.last],
     );
-    return rows.map(toLedger);
+    return rows.map(toLedger).reverse();
   }
 
   async totalDebited(accountId: string): Promise<bigint> {

@@ -275,7 +275,8 @@ export interface Store {
   staleGenerations(
     opts: { olderThanMs: number; checkpointStaleMs?: number; instances?: string[] },
   ): Promise<Generation[]>;
-  listLedger(accountId: string): Promise<LedgerEntry[]>;
+  /** Oldest first; with `last`, only the newest `last` entries (still oldest first). */
+  listLedger(accountId: string, opts?: { last?: number }): Promise<LedgerEntry[]>;
   /** What the account's ledger debits add up to (generations billed), positive. */
   totalDebited(accountId: string): Promise<bigint>;
 
