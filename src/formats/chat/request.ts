@@ -469,6 +469,9 @@ function imagePartToChat(p: ImagePart): Obj {
   return out;
 }
 
+/** A tool message's text when the result was images alone (they follow in a user message). */
+export const IMAGES_FOLLOW = "(the tool returned images; they follow in the next message)";
+
 /**
  * A user message: its tool results become `tool` messages first (chat wants them right after
  * the assistant turn that called), the rest one user message. Chat tool messages hold text
@@ -488,12 +491,15 @@ function pushUser(out: Obj[], parts: Part[]): void {
         if (p.cacheControl && at >= 0 && !texts[at].cacheControl) {
           texts[at] = { ...texts[at], cacheControl: p.cacheControl };
         }
+        const images = content.filter((c) => c.type === "image");
         out.push({
           role: "tool",
           tool_call_id: openaiToolId(p.callId),
-          content: texts.length === 0 ? "" : textContent(texts),
+          // A result of images alone says where they went: an empty tool message is refused
+          // by some providers, and leaves the model to guess what the tool returned.
+          content: texts.length > 0 ? textContent(texts) : images.length > 0 ? IMAGES_FOLLOW : "",
         });
-        for (const c of content) if (c.type === "image") rest.push(imagePartToChat(c));
+        for (const c of images) rest.push(imagePartToChat(c));
         break;
       }
       case "text":

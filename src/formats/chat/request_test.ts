@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Part, TextRequest } from "../../events/text_request.ts";
 import {
   fromInternal,
+  IMAGES_FOLLOW,
   passThroughRequest,
   toInternal,
   toOpenAIDialect,
@@ -278,6 +279,30 @@ Deno.test("fromInternal: images a tool returned follow in a user message", () =>
         { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
         { type: "text", text: "what do you see?" },
       ],
+    },
+  ]);
+});
+
+Deno.test("fromInternal: a tool result of images alone says they follow, not an empty message", () => {
+  const req: TextRequest = {
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [{
+      role: "user",
+      parts: [{
+        type: "tool_result",
+        callId: "view",
+        content: [{ type: "image", url: "data:image/png;base64,AAAA" }],
+        isError: false,
+      }],
+    }],
+  };
+  assert.deepEqual(fromInternal(req, "up").messages, [
+    { role: "tool", tool_call_id: "view", content: IMAGES_FOLLOW },
+    {
+      role: "user",
+      content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }],
     },
   ]);
 });
