@@ -63,6 +63,7 @@ import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
 import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
 import { scopeEndUsers } from "../formats/upstream_user.ts";
+import { listedModels, modelChain } from "./fallback_models.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -95,9 +96,9 @@ export async function handleText(
   try {
     const caller = await admit(req, app);
     const body = await readJsonBody(req, app.cfg.BODY_MAX_BYTES);
-    const call = decodeAndRoute(format, body, caller, app);
-    hold = await reserveText(call, caller, app);
-    return await runUpstream(call, hold, req, app, startedAt);
+    const calls = decodeChain(format, body, caller, app);
+    hold = await reserveText(calls, caller, app);
+    return await runUpstream(calls, hold, req, app, startedAt);
   } catch (e) {
     const err = isGatewayError(e) ? e : unexpected(e, app);
     const headers: HeadersInit = hold ? generationHeaders(hold.generationId) : {};
@@ -124,29 +125,48 @@ export const OUTPUT_LIMIT_FLOOR_TOKENS = 4096;
  * capped where the upstream takes a cap, for fewer. A limit the client set is kept, and
  * refused when not covered.
  */
-async function reserveText(call: TextCall, caller: Caller, app: AppContext): Promise<Hold> {
-  // At the tier the estimated prompt falls in, and the time of day now.
-  const prices = call.candidates.map((c) =>
-    tieredPrices(
-      pricesFor(c, call.model, app.catalogue),
-      tiersFor(c, call.model),
-      call.heldPromptTokens,
-      Date.now(),
-    )
-  );
+async function reserveText(calls: TextCall[], caller: Caller, app: AppContext): Promise<Hold> {
+  const call = calls[0];
+  // At the tier the estimated prompt falls in, and the time of day now. A chain of fallback
+  // models is held for the dearest of them: whichever serves, the hold covers it.
+  const now = Date.now();
+  const held = calls.map((k) => ({
+    call: k,
+    prices: k.candidates.map((c) =>
+      tieredPrices(
+        pricesFor(c, k.model, app.catalogue),
+        tiersFor(c, k.model),
+        k.heldPromptTokens,
+        now,
+      )
+    ),
+    full: heldOutputTokens(k, app),
+  }));
   const allSearches = webSearchAllowance(call.body);
   // Several choices (chat's `n`) each run to the limit: the hold is per choice times n. The
   // other formats have no `n`: one sent there asks for nothing and is not checked.
   const choices = call.format.name === "chat" && typeof call.body.n === "number" && call.body.n > 1
     ? call.body.n
     : 1;
-  const g = (output: number, searches = allSearches) => ({
-    endpoint: call.format.name,
-    model: call.model.id,
-    stream: call.request.stream,
-    amount: textHold(app, prices, call.heldPromptTokens, output * choices, searches, call.audio),
-  });
-  const full = heldOutputTokens(call, app);
+  const g = (output: number, searches = allSearches) => {
+    let amount = 0n;
+    for (const h of held) {
+      const out = Math.min(output, h.full) * choices;
+      const a = textHold(app, h.prices, h.call.heldPromptTokens, out, searches, h.call.audio);
+      if (a > amount) amount = a;
+    }
+    return {
+      endpoint: call.format.name,
+      model: call.model.id,
+      stream: call.request.stream,
+      amount,
+    };
+  };
+  const full = Math.max(...held.map((h) => h.full));
+  const limit = (output: number, searches: number, hold: Hold) => {
+    for (const h of held) limitOutput(h.call, output, h.full, searches, allSearches);
+    return hold;
+  };
   if (call.request.maxTokens !== undefined || full <= OUTPUT_LIMIT_FLOOR_TOKENS) {
     return reserve(app, caller, g(full));
   }
@@ -161,12 +181,12 @@ async function reserveText(call: TextCall, caller: Caller, app: AppContext): Pro
   }
   for (const [output, searches] of steps.slice(0, -1)) {
     const hold = await tryReserve(app, caller, g(output, searches));
-    if (hold) return limitOutput(call, output, full, searches, allSearches, hold);
+    if (hold) return limit(output, searches, hold);
   }
   // The smallest worth trying; its 402 names the smallest hold.
   const [output, searches] = steps[steps.length - 1];
-  const hold = await reserve(app, caller, { ...g(output, searches), floorOutput: output });
-  return limitOutput(call, output, full, searches, allSearches, hold);
+  const floor = { ...g(output, searches), floorOutput: output };
+  return limit(output, searches, await reserve(app, caller, floor));
 }
 
 /**
@@ -179,8 +199,7 @@ function limitOutput(
   full: number,
   searches: number,
   allSearches: number,
-  hold: Hold,
-): Hold {
+): void {
   if (output < full) {
     call.request.maxTokens = output;
     call.body[call.format.outputLimitField] = output;
@@ -188,7 +207,6 @@ function limitOutput(
   if (searches < allSearches && call.request.webSearch) {
     call.request.webSearch = { ...call.request.webSearch, maxUses: searches };
   }
-  return hold;
 }
 
 function unexpected(e: unknown, app: AppContext): GatewayError {
@@ -220,6 +238,48 @@ function readingFiles(model: CatalogueModel): CatalogueModel {
     ...model,
     architecture: { ...model.architecture, input_modalities: [...inputs, "file"] },
   };
+}
+
+/**
+ * decode + route for a call and its fallback models (chat's `models`, fallback_models.ts): one
+ * TextCall per model of the chain, each with its own body. The request's own model must take
+ * the request (its refusal is the answer) unless no provider serves it; a listed fallback that
+ * cannot take it, or that no provider serves, is left out. A slug the catalogue does not know
+ * is a 400 wherever it is listed: a typo there would otherwise go unnoticed until it mattered.
+ */
+export function decodeChain(
+  format: ClientFormat,
+  body: Record<string, unknown>,
+  caller: Caller,
+  app: AppContext,
+): TextCall[] {
+  const listed = format.name === "chat" ? listedModels(body) : [];
+  if (listed.length === 0) return [decodeAndRoute(format, body, caller, app)];
+  // The chain is the gateway's to run: no upstream is sent the list (OpenRouter would run it
+  // again, billing a model the hold may not cover), nor is it a part of the prompt held for.
+  delete body.models;
+  delete body.route;
+  // decode + route edits the body it is given: every model starts from the client's.
+  const pristine = structuredClone(body);
+  const calls: TextCall[] = [];
+  let unserved: GatewayError | undefined;
+  for (const [i, slug] of modelChain(body, listed).entries()) {
+    const own = i === 0 ? body : structuredClone(pristine);
+    own.model = slug;
+    let call: TextCall;
+    try {
+      call = decodeAndRoute(format, own, caller, app);
+    } catch (e) {
+      if (!isGatewayError(e) || !app.catalogue.resolve(slug)) throw e;
+      if (i === 0 && e.status !== 503) throw e;
+      unserved ??= e;
+      continue;
+    }
+    // An alias and the slug it names are one model.
+    if (!calls.some((k) => k.model.id === call.model.id)) calls.push(call);
+  }
+  if (calls.length === 0) throw unserved!;
+  return calls;
 }
 
 /** decode + route: validate, pick the model, map to the internal form, find candidates. */
@@ -527,7 +587,7 @@ export function tiersFor(c: Candidate, model: CatalogueModel): RawTiers | undefi
 
 /** upstream: candidates in order; fail over only before anything reached the client. */
 async function runUpstream(
-  call: TextCall,
+  calls: TextCall[],
   hold: Hold,
   req: Request,
   app: AppContext,
@@ -536,11 +596,11 @@ async function runUpstream(
   const meters: Meter[] = [];
   // Policy `drain`: a whole answer is read to its usage after its client left, for a while
   // (the upstream bills it all the same); a stream's client cancels through its body.
-  const drained = !call.request.stream && app.cfg.CANCEL_POLICY === "drain"
+  const drained = !calls[0].request.stream && app.cfg.CANCEL_POLICY === "drain"
     ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
     : undefined;
   try {
-    return await attempt(call, hold, req, drained?.signal ?? req.signal, app, startedAt, meters);
+    return await attempt(calls, hold, req, drained?.signal ?? req.signal, app, startedAt, meters);
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
@@ -557,7 +617,7 @@ async function runUpstream(
  * ends a while after it.
  */
 async function attempt(
-  call: TextCall,
+  calls: TextCall[],
   hold: Hold,
   req: Request,
   signal: AbortSignal,
@@ -576,16 +636,21 @@ async function attempt(
   let overloaded: { error: GatewayError; by: Candidate } | undefined;
   /** A candidate failed on its own (not the gateway's account there): a retry may pass. */
   let transient = false;
-  const ctx: EncodeContext = {
-    id: hold.generationId,
-    model: call.requestedModel,
-    created: Math.floor(Date.now() / 1000),
-    request: call.request,
-    clientBody: call.body,
-    promptTokens: call.promptTokens,
-  };
-  for (const c of call.candidates) {
+  const created = Math.floor(Date.now() / 1000);
+  // Each model's providers in turn, then the next fallback model's: a failure that moves on
+  // to another provider moves on to another model alike, and a refusal ends the chain.
+  const chain = calls.flatMap((call) => call.candidates.map((c) => ({ call, c })));
+  for (const { call, c } of chain) {
     tried = c;
+    // The answer names the model that served it.
+    const ctx: EncodeContext = {
+      id: hold.generationId,
+      model: call.requestedModel,
+      created,
+      request: call.request,
+      clientBody: call.body,
+      promptTokens: call.promptTokens,
+    };
     const proto = textProtocol(c.protocol);
     // Stop sequences the gateway keeps need the answer decoded: such a call is transcoded even
     // to its own format, where the body would carry what the model refuses. (OpenRouter drops
@@ -732,7 +797,8 @@ async function attempt(
   // Nothing was produced: close the generation at no cost, then answer with the last error.
   // The history names the provider whose failure the client is told of.
   const told = overloaded && lastError?.status === 502 ? overloaded : undefined;
-  const last = told?.error ?? lastError ?? noProvider(call.model.id, app.providers.length === 0);
+  const last = told?.error ?? lastError ??
+    noProvider(calls[0].model.id, app.providers.length === 0);
   // The gateway's account at the last candidate forbids no retry when another failed otherwise.
   const error = last.final && transient ? retryable(last) : last;
   meters.push(

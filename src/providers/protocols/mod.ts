@@ -26,9 +26,11 @@ function bearerHeaders(p: Provider): Record<string, string> {
 /**
  * OpenRouter reports its own cost in `usage.cost` only when asked, and takes no
  * `allowed_tools` choice (it gets the allowed tools alone). A client's model fallbacks
- * (`models`, `route`) are left out: OpenRouter bills the model that answered, which the hold,
- * taken at the requested model's prices, does not cover (a prompt past a small model's context
- * falls back to any model named, o1-pro say, and the debit is thousands of times the hold).
+ * (`models`, `route`) are never sent: the gateway runs a chat client's chain itself, held for
+ * its dearest model (fallback_models.ts); run by OpenRouter, the model that answered would be
+ * billed past a hold taken at the requested model's prices (a prompt past a small model's
+ * context falls back to any model named, o1-pro say, and the debit is thousands of times the
+ * hold).
  */
 function openrouterDialect(
   body: Record<string, unknown>,
