@@ -678,9 +678,6 @@ async function attempt(
         c.provider,
         app.catalogue.maxOutputTokens(call.model),
       );
-    if (pass && c.provider.reasoningEfforts.length > 0) {
-      fitBodyEffort(upstreamBody, call.model.id, c.provider.reasoningEfforts);
-    }
     if (pass && c.provider.quirks.openrouterUsage) {
       keepBodyReasoning(upstreamBody, call.model.reasoning);
     }
@@ -691,6 +688,11 @@ async function attempt(
       });
     }
     proto.finishBody?.(upstreamBody, c.provider);
+    // After the dialect's own translation, which may name an effort (a chat client's
+    // `reasoning.max_tokens` is one for OpenAI's chat API).
+    if (pass && c.provider.reasoningEfforts.length > 0) {
+      fitBodyEffort(upstreamBody, call.model.id, c.provider.reasoningEfforts);
+    }
     scopeEndUsers(upstreamBody, c.protocol === "anthropic-messages", hold.accountId);
     const sent = { body: upstreamBody, headers: proto.headers(c.provider, req.headers) };
     const sendCall = (u: UpstreamCall) =>

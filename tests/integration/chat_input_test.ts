@@ -9,6 +9,7 @@ import type OpenAI from "openai";
 import {
   ANTHROPIC_MODEL,
   client,
+  mockProvider,
   MODEL,
   sdk400,
   TEXT_ONLY_MODEL,
@@ -177,6 +178,33 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     assert.equal(plain.seed, 42);
     assert.deepEqual(plain.logit_bias, { "50256": -100 });
   }));
+
+Deno.test("chat input: OpenRouter's reasoning budget reaches OpenAI as the effort nearest it", async () => {
+  const ask = async (g: TestGateway, max_tokens: number) => {
+    await client(g).chat.completions.create({
+      model: "openai/gpt-5.1",
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+      reasoning: { max_tokens },
+    } as unknown as Params);
+    return upstreamBody(g).reasoning_effort;
+  };
+  await withGateway(async (g) => {
+    assert.equal(await ask(g, 2_000), "low");
+    assert.equal(await ask(g, 30_000), "high");
+  });
+  // Then fitted to the efforts the model takes, as a named effort is.
+  await withGateway(async (g) => {
+    assert.equal(await ask(g, 2_000), "medium");
+  }, {
+    providers: {
+      providers: [
+        mockProvider("openai", {
+          reasoningEfforts: [{ models: ["openai/gpt-5.1"], efforts: ["medium"] }],
+        }),
+      ],
+    },
+  });
+});
 
 Deno.test("chat input: unknown fields reach an OpenRouter-style upstream too", () =>
   withGateway(async (g) => {

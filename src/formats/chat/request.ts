@@ -633,7 +633,8 @@ const OPENROUTER_MESSAGE_ONLY = [
 
 /**
  * A chat body for an upstream that speaks only OpenAI's dialect (not OpenRouter): what has an
- * OpenAI equivalent is translated (`reasoning.effort` → `reasoning_effort`, `max_tokens` →
+ * OpenAI equivalent is translated (`reasoning.effort` → `reasoning_effort`, a reasoning budget
+ * `reasoning.max_tokens` → the effort nearest it, as OpenRouter does for OpenAI, `max_tokens` →
  * `max_completion_tokens`, which every OpenAI chat model takes and its reasoning models
  * require), the rest of OpenRouter's extensions and the `cache_control` marks (on parts,
  * messages, tool calls and tools) are dropped. Edits `body` (the upstream's own copy); the
@@ -641,8 +642,11 @@ const OPENROUTER_MESSAGE_ONLY = [
  */
 export function toOpenAIDialect(body: Obj): void {
   const r = body.reasoning;
-  if (body.reasoning_effort == null && isObject(r) && typeof r.effort === "string") {
-    body.reasoning_effort = r.effort;
+  if (body.reasoning_effort == null && isObject(r)) {
+    if (typeof r.effort === "string") body.reasoning_effort = r.effort;
+    else if (typeof r.max_tokens === "number" && r.enabled !== false) {
+      body.reasoning_effort = effortOf({ budgetTokens: r.max_tokens });
+    }
   }
   delete body.reasoning; // translated above
   for (const k of OPENROUTER_EXTENSIONS) delete body[k];

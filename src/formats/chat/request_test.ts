@@ -489,6 +489,20 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
   assert.deepEqual(own, { model: "m", messages: [], reasoning_effort: "low" });
 });
 
+Deno.test("toOpenAIDialect: a reasoning budget is the effort nearest it, as OpenRouter maps it", () => {
+  const sent = (reasoning: unknown) => {
+    const b: Record<string, unknown> = { model: "gpt-5.1", messages: [], reasoning };
+    toOpenAIDialect(b);
+    return b.reasoning_effort;
+  };
+  assert.equal(sent({ max_tokens: 2_000 }), "low");
+  assert.equal(sent({ max_tokens: 10_000, exclude: true }), "medium");
+  assert.equal(sent({ max_tokens: 30_000 }), "high");
+  assert.equal(sent({ max_tokens: 30_000, effort: "low" }), "low", "an effort named wins");
+  assert.equal(sent({ max_tokens: 30_000, enabled: false }), undefined);
+  assert.equal(sent({ enabled: true }), undefined, "the model's default effort");
+});
+
 Deno.test("fromInternal: a failed tool call's result says so (chat has no is_error)", () => {
   const result = (text: string | undefined, isError: boolean) => ({
     type: "tool_result" as const,
