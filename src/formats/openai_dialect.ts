@@ -21,6 +21,8 @@ export const OPENROUTER_EXTENSIONS = [
   "min_p",
   "repetition_penalty",
   "cache_control",
+  // A capability OpenRouter lists for models, which some of its clients also send as a flag.
+  "structured_outputs",
 ];
 
 /**

@@ -147,6 +147,7 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
       include_reasoning: true,
       top_k: 7,
       provider: { order: ["openai"], allow_fallbacks: false },
+      structured_outputs: true,
       x_vendor_flag: { nested: [1, 2, 3] },
       logit_bias: { "50256": -100 },
       verbosity: "low",
@@ -162,7 +163,14 @@ Deno.test("chat input: unknown fields pass on; OpenRouter's extensions are put i
     // OpenAI answers 400 "Unknown parameter" to OpenRouter's fields: translated or dropped.
     assert.equal(sent.reasoning_effort, "low");
     assert.equal(sent.max_completion_tokens, 50);
-    for (const k of ["reasoning", "include_reasoning", "top_k", "provider", "max_tokens"]) {
+    const extensions = [
+      "reasoning",
+      "include_reasoning",
+      "top_k",
+      "provider",
+      "structured_outputs",
+    ];
+    for (const k of [...extensions, "max_tokens"]) {
       assert.equal(k in sent, false, k);
     }
     const messages = sent.messages as Obj[];

@@ -427,6 +427,7 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
     min_p: 0.1,
     repetition_penalty: 1.1,
     provider: { order: ["openai"] },
+    structured_outputs: true,
     max_tokens: 100,
     temperature: 0.5,
     cache_control: { type: "ephemeral" },
