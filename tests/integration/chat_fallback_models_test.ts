@@ -20,12 +20,18 @@ import {
   postChat,
   sdkError,
   settledGeneration,
+  TEXT_ONLY_MODEL,
   withGateway,
 } from "../helpers/chat.ts";
 
 type Obj = Record<string, unknown>;
 type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 type StreamParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
+
+/** A 1×1 PNG. */
+const PIXEL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8" +
+  "BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 const MSGS: OpenAI.Chat.ChatCompletionMessageParam[] = [
   { role: "user", content: "Hello there [[mock:tokens=4]]" },
@@ -135,6 +141,26 @@ Deno.test("chat models: a model no provider serves is passed over for a fallback
     assert.equal(got.model, ANTHROPIC_MODEL);
     assert.equal(g.mock.stats.calls.length, 1);
   }, { providers: { providers: [mockProvider("second", { serves: ["anthropic/*"] })] } }));
+
+Deno.test("chat models: a fallback that cannot take the request is passed over", () =>
+  withGateway(async (g) => {
+    const messages = [{
+      role: "user",
+      content: [
+        { type: "text", text: "What is this? [[mock:tokens=2]]" },
+        { type: "image_url", image_url: { url: PIXEL } },
+      ],
+    }];
+    // gpt-3.5-turbo reads no images: between the two, Claude is the one asked.
+    const got = await complete(g, {
+      model: MODEL,
+      models: [TEXT_ONLY_MODEL, ANTHROPIC_MODEL],
+      messages,
+    }, false);
+    assert.equal(got.model, ANTHROPIC_MODEL);
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.length, 2);
+  }, { providers: providers({ "x-mock-error": "502" }) }));
 
 Deno.test("chat models: every model failing is the last failure, nothing billed", () =>
   withGateway(async (g) => {
