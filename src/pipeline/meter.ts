@@ -64,6 +64,8 @@ export class Meter {
   firstTokenAt?: number;
   provider: string | null = null;
   upstreamModel: string | null = null;
+  /** The catalogue model serving, where a fallback serves instead of the one asked for. */
+  model?: string;
   #report?: CostReport & { nano: bigint; source: Settlement["usageSource"] };
   #settled?: Promise<void>;
   #prices: { prices: PriceTable; tiers?: RawTiers };
@@ -143,6 +145,7 @@ export class Meter {
       costDetails: r.details,
       provider: this.provider,
       upstreamModel: this.upstreamModel,
+      ...(this.model ? { model: this.model } : {}),
       tokens: tokenFigures(r.usage),
     };
   }
@@ -199,6 +202,7 @@ export class Meter {
       costDetails: r.details,
       provider: this.provider,
       upstreamModel: this.upstreamModel,
+      ...(this.model ? { model: this.model } : {}),
       finishReason: this.finish ?? (this.error ? "error" : null),
       tokens: tokenFigures(r.usage),
       usageSource: r.source,

@@ -746,6 +746,8 @@ async function attempt(
     meters.push(meter);
     meter.provider = c.provider.id;
     meter.upstreamModel = c.upstreamModel;
+    // The generation opened as the first model's: a fallback's answer is recorded as its own.
+    if (call !== calls[0]) meter.model = call.model.id;
     app.quota.watch?.(hold.generationId, () => meter.checkpoint());
     const headers = generationHeaders(hold.generationId);
     const answer: Answer = {

@@ -141,7 +141,7 @@ function recordSettledSql(leased: boolean, allNew = false): string {
          -- Only a row the wallet journaled (running, its hold 0: the hold was never the
          -- store's); a settled one, or one the sweeper closed, stays as it is.
          UPDATE generations SET ${SETTLED_FIELDS.map((f) => `${f} = i.${f}`).join(", ")},
-           finished = clock_timestamp()
+           model = i.model, finished = clock_timestamp()
          FROM input i
          WHERE generations.id = i.id AND generations.status = 'running' AND generations.hold = 0
          RETURNING generations.id, generations.account_id, generations.key_id, generations.cost
@@ -182,12 +182,15 @@ const RECORD_SETTLED_LEASED = recordSettledSql(true);
  */
 const RECORD_SETTLED_NEW = recordSettledSql(false, true);
 
-/** A settlement's figures as `settle` and SETTLE_LATE set them ($2–$16 of `settleParams`). */
+/**
+ * A settlement's figures as `settle` and SETTLE_LATE set them ($2–$16 and $18 of
+ * `settleParams`; $17 is its ledger entry's id).
+ */
 const SETTLED_COLUMNS = `status = $2, cost = $3::bigint, cost_details = $4::text::jsonb,
            provider = $5, upstream_model = $6, finish_reason = $7, input_tokens = $8,
            output_tokens = $9, cache_read_tokens = $10, cache_write_tokens = $11,
            reasoning_tokens = $12, usage_source = $13, latency_ms = $14, ttft_ms = $15,
-           error = $16, finished = clock_timestamp()`;
+           error = $16, model = coalesce($18, model), finished = clock_timestamp()`;
 
 function settleParams(s: Settlement): unknown[] {
   const t = s.tokens;
@@ -209,6 +212,7 @@ function settleParams(s: Settlement): unknown[] {
     count(s.ttftMs),
     storable(s.error),
     newId("led"),
+    s.model ?? null,
   ];
 }
 
@@ -218,7 +222,7 @@ function settleParams(s: Settlement): unknown[] {
  * longer than the sweep deadline): it replaces the sweeper's checkpoint figures, or the
  * response's `usage.cost` would differ from the debit. The balance and the key's spend move by
  * the difference, and the generation's one debit entry becomes its cost (still one entry per
- * generation). The hold went back with the sweep. `$18`, a leasing instance, pays the
+ * generation). The hold went back with the sweep. `$19`, a leasing instance, pays the
  * difference out of its current lease, where it has one; none left, the balance pays, and may
  * go below what other instances hold: the stalled instance's generations were admitted
  * against money that was leased when they began. Once applied the row is no longer
@@ -233,7 +237,7 @@ const SETTLE_LATE = `WITH prev AS (
            generations.cost - prev.cost AS delta
        ), t AS (
          SELECT account_id, delta AS total FROM g
-       ), ${leasedDebit("$18")}, l AS (
+       ), ${leasedDebit("$19")}, l AS (
          INSERT INTO ledger (id, account_id, amount, kind, generation_id, created)
          SELECT $17, g.account_id, -g.cost, 'debit', $1, clock_timestamp() FROM g
          WHERE g.delta <> 0
@@ -262,7 +266,7 @@ const JOURNAL = `INSERT INTO generations (id, account_id, key_id, endpoint, mode
          input_tokens integer, output_tokens integer, cache_read_tokens integer,
          cache_write_tokens integer, reasoning_tokens integer, created timestamptz)
        ON CONFLICT (id) DO UPDATE SET
-         cost = EXCLUDED.cost, cost_details = EXCLUDED.cost_details,
+         model = EXCLUDED.model, cost = EXCLUDED.cost, cost_details = EXCLUDED.cost_details,
          provider = EXCLUDED.provider, upstream_model = EXCLUDED.upstream_model,
          input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
          cache_read_tokens = EXCLUDED.cache_read_tokens,
@@ -283,14 +287,17 @@ function tokenColumns(t: Settlement["tokens"]) {
   };
 }
 
-/** The columns a generation has from its opening, as the batch statements' JSON rows carry them. */
-function openColumns(g: GenerationOpen) {
+/**
+ * The columns a generation has from its opening, as the batch statements' JSON rows carry them;
+ * `served`, the model a fallback served it with instead.
+ */
+function openColumns(g: GenerationOpen, served?: string) {
   return {
     id: g.id,
     account_id: g.accountId,
     key_id: g.keyId,
     endpoint: g.endpoint,
-    model: g.model,
+    model: served ?? g.model,
     stream: g.stream,
   };
 }
@@ -660,7 +667,7 @@ export class SqlStore implements Store {
     const rows = items.map(({ open: g, created, settlement: s }) => {
       if (s.cost < 0n) throw new RangeError("a cost cannot be negative");
       return {
-        ...openColumns(g),
+        ...openColumns(g, s.model),
         status: s.status,
         hold: g.hold.toString(),
         cost: s.cost.toString(),
@@ -730,7 +737,7 @@ export class SqlStore implements Store {
     const rows = items.map(({ open: g, created, ...c }) => {
       if (c.cost < 0n) throw new RangeError("a cost cannot be negative");
       return {
-        ...openColumns(g),
+        ...openColumns(g, c.model),
         cost: c.cost.toString(),
         cost_details: c.costDetails,
         provider: c.provider,

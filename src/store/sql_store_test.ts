@@ -369,6 +369,38 @@ for (const { name, open: openStore } of await testStores()) {
     await invariants(store, account.id);
   });
 
+  test("a generation a fallback model served is recorded as that model, on every settling path", async (store) => {
+    const { account, key } = await seed(store, 10_000n);
+    const served = { model: "fallback/m2" };
+    const modelOf = async (g: GenerationOpen) =>
+      (await store.getGeneration(account.id, g.id))?.model;
+    // Settled within the wallet's batch, never journaled.
+    const fresh = open(account.id, key.id, 0n);
+    const { settlement: s1 } = settled(fresh, 10n);
+    await store.recordSettled([{ ...settled(fresh, 10n), settlement: { ...s1, ...served } }]);
+    assert.equal(await modelOf(fresh), "fallback/m2");
+    // Journaled while it ran (its checkpoint already names it), then settled in place.
+    const long = open(account.id, key.id, 0n);
+    await store.journal([{ ...checkpoint(long, 5n), ...served }]);
+    assert.equal(await modelOf(long), "fallback/m2");
+    const { settlement: s2 } = settled(long, 7n);
+    await store.recordSettled([
+      { ...settled(long, 7n), settlement: { ...s2, ...served }, journaled: true },
+    ]);
+    assert.equal(await modelOf(long), "fallback/m2");
+    // Held in the store and settled there.
+    const held = open(account.id, key.id, 100n);
+    assert.equal(await store.reserve(held), true);
+    assert.equal(await store.settle({ ...settlement(held.id, 3n), ...served }), true);
+    assert.equal(await modelOf(held), "fallback/m2");
+    // Without a fallback the model is the one it opened with.
+    const plain = open(account.id, key.id, 100n);
+    assert.equal(await store.reserve(plain), true);
+    assert.equal(await store.settle(settlement(plain.id, 3n)), true);
+    assert.equal(await modelOf(plain), "m");
+    await invariants(store, account.id);
+  });
+
   test("a batch of new rows and one written before: the new written, the old not debited again", async (store) => {
     const { account, key } = await seed(store, 10_000n);
     const [g1, g2, g3] = [0, 1, 2].map(() => open(account.id, key.id, 0n));

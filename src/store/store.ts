@@ -88,6 +88,8 @@ export interface GenerationCheckpoint {
   costDetails: Record<string, number>;
   provider: string | null;
   upstreamModel: string | null;
+  /** The catalogue model serving it, where not the one it opened with (see Settlement). */
+  model?: string;
   tokens: Settlement["tokens"];
 }
 
@@ -99,6 +101,11 @@ export interface Settlement {
   costDetails: Record<string, number>;
   provider: string | null;
   upstreamModel: string | null;
+  /**
+   * The catalogue model that served, where not the one the generation opened with: a fallback
+   * of chat's `models` list. The history names it, as the answer did and as the cost is priced.
+   */
+  model?: string;
   finishReason: string | null;
   tokens: {
     input?: number;

@@ -101,6 +101,7 @@ for (const stream of [false, true]) {
         const gen = await settledGeneration(g, g.accountId, got.id);
         assert.equal(gen.status, "completed");
         assert.equal(gen.provider, "second");
+        assert.equal(gen.model, ANTHROPIC_MODEL, "the history names the model that served");
         const [debit, ...more] = await debits(g);
         assert.deepEqual(more, [], "exactly one debit");
         assert.equal(debit.generationId, got.id);
@@ -131,6 +132,7 @@ for (const stream of [false, true]) {
       assert.equal(g.mock.stats.calls.length, 1);
       const gen = await settledGeneration(g, g.accountId, got.id);
       assert.equal(gen.provider, "flaky");
+      assert.equal(gen.model, MODEL);
       assert.equal((await debits(g)).length, 1);
     }, { providers: providers() }));
 }
@@ -169,7 +171,8 @@ Deno.test("chat models: every model failing is the last failure, nothing billed"
     await g.mock.idle();
     assert.equal(g.mock.stats.calls.length, 2);
     assert.deepEqual(await debits(g), []);
-    const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    // Closed in the wallet's next batch: waited for, not read at once.
+    const gen = await settledGeneration(g, g.accountId, res.headers.get("x-generation-id")!);
     assert.equal(gen.status, "failed");
     assert.equal(gen.cost, 0n);
   }, {
