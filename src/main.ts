@@ -15,6 +15,8 @@ import {
 import { ensureDemoAccount } from "./admin/demo.ts";
 import { newId } from "./lib/ids.ts";
 import { endOpenStreams } from "./pipeline/respond.ts";
+import { RedisLimiter } from "./limits/redis.ts";
+import { startupLine } from "./startup_line.ts";
 
 async function main() {
   try {
@@ -109,9 +111,14 @@ async function start() {
 
   // Announced once it listens: a start that cannot listen shows no key it then cannot serve.
   const demo = await ensureDemoAccount(ctx.store, cfg);
-  const where = (embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL") +
-    (cfg.REDIS_URL ? ", limits in Redis" : "");
-  console.log(`Tollgate: ${ctx.catalogue.generative().length} models, ${where}`);
+  const redisDown = ctx.limiter instanceof RedisLimiter ? ctx.limiter.unreachable : undefined;
+  console.log(startupLine({
+    models: ctx.catalogue.generative().length,
+    aliases: ctx.catalogue.aliases().length,
+    embeddingModels: ctx.catalogue.embeddingModels().length,
+    store: embedded ? `embedded store in ${cfg.DATA_DIR}` : "PostgreSQL",
+    limits: !cfg.REDIS_URL ? "memory" : redisDown ? { redisDown } : "redis",
+  }));
   if (ctx.providers.length === 0) {
     console.log(
       "No provider key is set (OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY): " +

@@ -51,6 +51,11 @@ export class RedisLimiter implements Limiter {
     this.#client.on("error", (e) => this.#degrade(`redis error: ${describeError(e)}`));
   }
 
+  /** Where Redis is, while it does not answer (limits are then this instance's alone). */
+  get unreachable(): string | undefined {
+    return this.#degraded ? this.#at : undefined;
+  }
+
   static async connect(url: string, log: Logger): Promise<RedisLimiter> {
     const l = new RedisLimiter(url, log);
     try {

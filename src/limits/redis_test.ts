@@ -73,6 +73,8 @@ Deno.test("redis limiter: unreachable redis falls back to per-instance limits, n
     const line = JSON.parse(lines.find((s) => s.includes("falling back"))!);
     assert.match(line.reason, /ECONNREFUSED|refused/i, line.reason);
     assert.equal(line.redis, "127.0.0.1:1");
+    // What the start-up line reads to say limits are in memory, not in Redis.
+    assert.equal(l.unreachable, "127.0.0.1:1");
   } finally {
     await l.close();
   }

@@ -884,6 +884,12 @@ Deno.test({
             assert.equal(models.status, 200);
             const body = (await models.json()) as { data: unknown[] };
             assert.ok(body.data.length > 300);
+            // The start-up line's count is the one an operator sees in the listing.
+            const summary = s.lines.find((l) => l.startsWith("Tollgate: "));
+            assert.ok(
+              summary?.startsWith(`Tollgate: ${body.data.length} models in GET /v1/models (`),
+              `${summary} against ${body.data.length} listed`,
+            );
 
             const anon = await fetch(`${s.url}/v1/models`);
             assert.equal(anon.status, 401);
@@ -946,7 +952,8 @@ Deno.test({
         "second start: no key, a hint to create one; the old key still works",
         async () => {
           assert.ok(key, "first step ran");
-          const s = await startMain(dataDir);
+          // Redis down at start: limits are counted in memory, and the line says so.
+          const s = await startMain(dataDir, { REDIS_URL: "redis://127.0.0.1:1" });
           let stopped = false;
           try {
             assert.deepEqual(s.lines.filter((l) => KEY_LINE.test(l)), [], "no key is printed");
@@ -955,6 +962,9 @@ Deno.test({
             const hint = s.lines.find((l) => l.includes("deno task admin key create"));
             assert.ok(hint, `a hint in ${JSON.stringify(s.lines)}`);
             assert.ok(hint.includes(accountId), "the hint names the account");
+            const summary = s.lines.find((l) => l.startsWith("Tollgate: ")) ?? "";
+            assert.ok(!summary.includes("limits in Redis"), summary);
+            assert.match(summary, /limits in memory \(Redis at 127\.0\.0\.1:1 unreachable/);
             assert.ok(
               hint.includes(`DATA_DIR=${dataDir} deno task admin`),
               `names the store: ${hint}`,
