@@ -20,7 +20,16 @@ const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => 
   return z.string().regex(/^\d+$/, what).transform(Number)
     .refine((n) => n >= min && n <= max, what).default(fallback);
 };
-const optionalUrl = z.string().url().optional();
+/** File links are handed to browsers and SDKs, which fetch only http(s). */
+const publicUrl = z.string().url("an http:// or https:// URL").refine(
+  (v) => /^https?:\/\//i.test(v),
+  "an http:// or https:// URL",
+).optional();
+/**
+ * MARKUP is a fraction (0.05 = 5 %). Above 1 (100 %) it is almost surely a percentage typed as
+ * one (`5` meaning 5 % would bill six times the upstream cost), so it is refused, not guessed.
+ */
+const MARKUP_MAX = 1;
 /** A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly). */
 const serviceUrl = (schemes: string[]) =>
   z.string().url().refine(
@@ -41,14 +50,17 @@ const schema = z.object({
   DATABASE_URL: serviceUrl(["postgres", "postgresql"]),
   REDIS_URL: serviceUrl(["redis", "rediss"]),
   BLOB_URL: z.string().min(1).optional(),
-  PUBLIC_BASE_URL: optionalUrl,
+  PUBLIC_BASE_URL: publicUrl,
   USD_RUB: decimal("92.5", "a positive decimal").refine(
     (v) => Number(v) > 0,
     "a positive decimal such as 92.5",
   ).default(
     "92.5",
   ),
-  MARKUP: decimal("0.05").default("0.05"),
+  MARKUP: decimal("0.05").refine(
+    (v) => Number(v) <= MARKUP_MAX,
+    `a fraction such as 0.05 (5 %), at most ${MARKUP_MAX} (100 %)`,
+  ).default("0.05"),
   KEY_PREFIX: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, "lowercase letters and digits").default(
     "tg",
   ),

@@ -100,6 +100,32 @@ Deno.test("config: other bad values name their variable", () => {
   }
 });
 
+Deno.test("config: PUBLIC_BASE_URL takes http and https only (links are fetched by clients)", () => {
+  for (const url of ["http://gw.test", "https://gw.test/base"]) {
+    assert.equal(parseConfig({ PUBLIC_BASE_URL: url }).PUBLIC_BASE_URL, url);
+  }
+  for (const url of ["ftp://x", "file:///srv/files", "not a url"]) {
+    const e = configError({ PUBLIC_BASE_URL: url });
+    assert.equal(
+      e.message,
+      `config: PUBLIC_BASE_URL=${JSON.stringify(url)} is invalid: an http:// or https:// URL`,
+    );
+  }
+});
+
+Deno.test("config: MARKUP is a fraction; above 1 (100 %) it is taken for a percentage and refused", () => {
+  for (const m of ["0", "0.05", "0.5", "1", "1.0"]) {
+    assert.equal(parseConfig({ MARKUP: m }).MARKUP, m);
+  }
+  for (const m of ["5", "1.01", "20"]) {
+    const e = configError({ MARKUP: m });
+    assert.equal(
+      e.message,
+      `config: MARKUP="${m}" is invalid: a fraction such as 0.05 (5 %), at most 1 (100 %)`,
+    );
+  }
+});
+
 Deno.test("config: USD_RUB=0 is rejected (a zero rate would make every model free)", () => {
   for (const rate of ["0", "0.0", "0.000"]) {
     const e = configError({ USD_RUB: rate });

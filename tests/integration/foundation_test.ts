@@ -1073,6 +1073,8 @@ Deno.test("foundation: whatever stops start-up is one line that names it, exit 1
       [{ HOST: "no-such-host.invalid" }, /HOST=no-such-host\.invalid PORT=0: cannot listen/],
       [{ DATA_DIR: `${await file("plain", "")}/data` }, /DATA_DIR=/],
       [{ BLOB_URL: "ftp://files.test/x" }, /BLOB_URL: unsupported scheme/],
+      [{ PUBLIC_BASE_URL: "ftp://x" }, /PUBLIC_BASE_URL="ftp:\/\/x" is invalid: an http/],
+      [{ MARKUP: "5" }, /MARKUP="5" is invalid: a fraction such as 0\.05 \(5 %\)/],
       [{ DEMO_BALANCE_RUB: "100000000000" }, /DEMO_BALANCE_RUB=.*at most 1000000000 roubles/],
     ];
     await Promise.all(cases.map(async ([env, expected], i) => {
