@@ -331,10 +331,14 @@ const COMMANDS: Record<string, Command> = {
         // Checked now, not at the account's next request: a bare upstream name or a typo
         // would make every request that names no model a 400.
         const file = Deno.env.get("CATALOGUE_FILE");
-        const found = (await Catalogue.load(file ? { models: file } : {})).resolve(model);
+        const catalogue = await Catalogue.load(file ? { models: file } : {});
+        const found = catalogue.resolve(model);
         if (!found) {
+          // The slug the API's 400 would name for the same bare upstream name.
+          const meant = catalogue.suggest(model);
           throw new CommandError(
-            `${model} is not a catalogue slug (vendor/model, see GET /v1/models)`,
+            `${model} is not a catalogue slug (vendor/model, see GET /v1/models)` +
+              (meant ? `: did you mean ${meant}?` : ""),
           );
         }
         if (found.kind === "embedding" || !found.architecture.output_modalities.includes("text")) {

@@ -88,7 +88,9 @@ for (const { name, open } of await testStores()) {
     // What no request could use is refused, and the default stays as it was.
     for (
       const [model, why] of [
-        ["gpt-4o", /not a catalogue slug/],
+        // The slug meant is named, as the API's 400 names it.
+        ["gpt-4o", /^gpt-4o is not a catalogue slug \(.*\): did you mean openai\/gpt-4o\?$/],
+        ["no-such-model", /^no-such-model is not a catalogue slug \([^)]*\)$/],
         ["openai/gpt-image-1", /does not generate text/],
         ["baai/bge-base-en-v1.5", /does not generate text/],
       ] as const
