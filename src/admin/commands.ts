@@ -416,8 +416,13 @@ const COMMANDS: Record<string, Command> = {
     positionals: ["KEY_ID"],
     async run(store, args) {
       const [id] = args.rest;
-      if (!await store.revokeKey(id)) throw new NotFoundError(`no such key: ${id}`);
-      return { result: { id, revoked: true }, text: `revoked key ${id}` };
+      const done = await store.revokeKey(id);
+      if (!done) throw new NotFoundError(`no such key: ${id}`);
+      // Idempotent: revoking twice succeeds, and says the key already was.
+      return {
+        result: { id, revoked: true, ...(done === "already revoked" ? { already: true } : {}) },
+        text: done === "already revoked" ? `key ${id} was already revoked` : `revoked key ${id}`,
+      };
     },
   },
 

@@ -159,10 +159,15 @@ for (const { name, open } of await testStores()) {
     await usage(store, ["key", "set-limits", "--rpm", "1"], /KEY_ID/);
     await usage(store, ["key", "set-limits", keyId as string, "--spend", "-2"], /negative/);
 
-    assert.deepEqual(await ok(store, "key", "revoke", keyId as string), {
-      id: keyId,
-      revoked: true,
-    });
+    const first = await runAdmin(store, ["key", "revoke", keyId as string], cfg);
+    assert.ok(first.ok);
+    assert.deepEqual(first.result, { id: keyId, revoked: true });
+    assert.equal(first.text, `revoked key ${keyId}`);
+    // Again: still a success (idempotent), but not told as a fresh revocation.
+    const again = await runAdmin(store, ["key", "revoke", keyId as string], cfg);
+    assert.ok(again.ok);
+    assert.deepEqual(again.result, { id: keyId, revoked: true, already: true });
+    assert.equal(again.text, `key ${keyId} was already revoked`);
     const listed = await ok(store, "key", "list", "--account", id);
     assert.equal((listed.keys as { revoked: boolean }[])[0].revoked, true);
     await assert.rejects(runAdmin(store, ["key", "revoke", "key_missing"], cfg), NotFoundError);

@@ -496,12 +496,17 @@ export class SqlStore implements Store {
   }
 
   /** True iff the key exists; revoking a revoked key keeps its first revocation time. */
-  async revokeKey(keyId: string): Promise<boolean> {
-    const rows = await this.#db.query(
-      "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id",
+  async revokeKey(keyId: string): Promise<"revoked" | "already revoked" | false> {
+    // `before` is read from the statement's snapshot: the row as it was before this update.
+    const rows = await this.#db.query<{ already: boolean }>(
+      `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+         FROM (SELECT revoked_at FROM api_keys WHERE id = $1) before
+        WHERE k.id = $1
+      RETURNING before.revoked_at IS NOT NULL AS already`,
       [keyId],
     );
-    return rows.length > 0;
+    if (rows.length === 0) return false;
+    return rows[0].already ? "already revoked" : "revoked";
   }
 
   /** `undefined` leaves a limit as it is; `null` removes it. */

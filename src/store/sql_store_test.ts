@@ -198,8 +198,8 @@ for (const { name, open: openStore } of await testStores()) {
     [listed] = await store.listKeys(a.id);
     assert.equal(listed.lastUsed?.getTime(), t1.getTime());
 
-    assert.equal(await store.revokeKey(rec.id), true);
-    assert.equal(await store.revokeKey(rec.id), true);
+    assert.equal(await store.revokeKey(rec.id), "revoked");
+    assert.equal(await store.revokeKey(rec.id), "already revoked");
     assert.equal(await store.revokeKey("key_missing"), false);
     const revoked = await store.findKeyByHash(k.hash);
     assert.equal(revoked?.key.revoked, true);

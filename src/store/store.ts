@@ -185,7 +185,8 @@ export interface Store {
   ): Promise<ApiKeyRecord>;
   findKeyByHash(keyHash: string): Promise<KeyAuth | null>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
-  revokeKey(keyId: string): Promise<boolean>;
+  /** Idempotent: an operator told "already revoked" knows the earlier revocation held. */
+  revokeKey(keyId: string): Promise<"revoked" | "already revoked" | false>;
   setKeyLimits(
     keyId: string,
     limits: { rpm?: number | null; spend?: bigint | null },

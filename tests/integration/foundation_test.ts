@@ -154,7 +154,7 @@ Deno.test("foundation: a revoked key gets 401 in each endpoint's envelope", asyn
     const ok = await call(g, "POST", "/v1/chat/completions", { body: chatBody() });
     assert.equal(ok.status, 200);
     await ok.body?.cancel();
-    assert.equal(await g.store.revokeKey(await keyIdOf(g, g.key)), true);
+    assert.equal(await g.store.revokeKey(await keyIdOf(g, g.key)), "revoked");
     const upstreamCalls = g.mock.stats.calls.length;
 
     await t.step("generic on /v1/chat/completions", async () => {
