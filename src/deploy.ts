@@ -34,7 +34,12 @@ export function deployApp(load: () => Config = loadConfig): DeployApp {
     gateway ??= (async () => {
       const cfg = load();
       if (!cfg.DATABASE_URL) {
-        throw new ConfigError("config: DATABASE_URL is required on Deno Deploy");
+        // This entry serves Deno Deploy and `deno serve` alike: the message fits both.
+        throw new ConfigError(
+          "config: DATABASE_URL is required by src/deploy.ts (Deno Deploy, deno serve): it keeps " +
+            "no embedded store; for one process on the embedded store run src/main.ts " +
+            "(deno task start)",
+        );
       }
       return { gw: await buildGateway(cfg), cfg };
     })().catch((e) => {
