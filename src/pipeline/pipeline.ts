@@ -627,13 +627,13 @@ async function attempt(
 ): Promise<Response> {
   let lastError: GatewayError | undefined;
   /** The last candidate asked: the history names who failed, not only how. */
-  let tried: Candidate | undefined;
+  let tried: { call: TextCall; c: Candidate } | undefined;
   /**
    * A provider that said it is overloaded (Anthropic's 529): when the others fail too, the
    * answer is that one (503 `overloaded_error`, which Claude clients back off and retry), not
    * a fallback's generic failure.
    */
-  let overloaded: { error: GatewayError; by: Candidate } | undefined;
+  let overloaded: { error: GatewayError; by: { call: TextCall; c: Candidate } } | undefined;
   /** A candidate failed on its own (not the gateway's account there): a retry may pass. */
   let transient = false;
   const created = Math.floor(Date.now() / 1000);
@@ -641,7 +641,7 @@ async function attempt(
   // to another provider moves on to another model alike, and a refusal ends the chain.
   const chain = calls.flatMap((call) => call.candidates.map((c) => ({ call, c })));
   for (const { call, c } of chain) {
-    tried = c;
+    tried = { call, c };
     // The answer names the model that served it.
     const ctx: EncodeContext = {
       id: hold.generationId,
@@ -719,7 +719,7 @@ async function attempt(
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);
       transient ||= !lastError.final;
-      if (lastError.status === 503) overloaded ??= { error: lastError, by: c };
+      if (lastError.status === 503) overloaded ??= { error: lastError, by: tried };
       if (outcome.status === 499) break;
       // A drained call's client is gone: nobody waits for another candidate's answer.
       if (req.signal.aborted) {
@@ -775,7 +775,7 @@ async function attempt(
           type: lastError.type,
         });
       }
-      if (lastError.status === 503) overloaded ??= { error: lastError, by: c };
+      if (lastError.status === 503) overloaded ??= { error: lastError, by: tried };
       if (result.error.status === 499) return cancelled(hold);
       if (req.signal.aborted) {
         lastError = clientClosed();
@@ -805,6 +805,9 @@ async function attempt(
     noProvider(calls[0].model.id, app.providers.length === 0);
   // The gateway's account at the last candidate forbids no retry when another failed otherwise.
   const error = last.final && transient ? retryable(last) : last;
+  // A fallback model's provider is recorded with that model: never one model beside another's
+  // provider.
+  const named = told?.by ?? tried;
   meters.push(
     closeAtNoCost(
       hold,
@@ -812,7 +815,8 @@ async function attempt(
       app,
       error,
       error.status === 499 ? "cancelled" : "failed",
-      told?.by ?? tried,
+      named?.c,
+      named && named.call !== calls[0] ? named.call.model.id : undefined,
     ),
   );
   throw error;
@@ -826,6 +830,7 @@ function closeAtNoCost(
   error: GatewayError,
   status: "failed" | "cancelled",
   tried?: Candidate,
+  model?: string,
 ): Meter {
   const m = new Meter(
     { generationId: hold.generationId, prices: {}, promptTokensCounted: 0, startedAt },
@@ -833,6 +838,7 @@ function closeAtNoCost(
   );
   m.provider = tried?.provider.id ?? null;
   m.upstreamModel = tried?.upstreamModel ?? null;
+  if (model) m.model = model;
   m.observe({ type: "error", error });
   m.settle(status);
   return m;

@@ -21,6 +21,7 @@ import {
   sdkError,
   settledGeneration,
   TEXT_ONLY_MODEL,
+  waitFor,
   withGateway,
 } from "../helpers/chat.ts";
 
@@ -208,3 +209,57 @@ Deno.test("chat models: a list that is not slugs, past three, or names an unknow
     );
     assert.equal(g.mock.stats.calls.length, 0);
   }, { providers: providers() }));
+
+for (const stream of [false, true]) {
+  Deno.test(`chat models (${stream ? "streaming" : "non-streaming"}): a failed chain's history names the last model tried with its provider`, () =>
+    withGateway(async (g) => {
+      const res = await postChat(g, {
+        model: MODEL,
+        models: [ANTHROPIC_MODEL],
+        messages: MSGS,
+        stream,
+      });
+      assert.equal(res.status, 502, await res.text());
+      const gen = await settledGeneration(g, g.accountId, res.headers.get("x-generation-id")!);
+      assert.equal(gen.status, "failed");
+      assert.equal(gen.provider, "second");
+      assert.equal(gen.upstreamModel, "claude-sonnet-4.5");
+      assert.equal(
+        gen.model,
+        ANTHROPIC_MODEL,
+        "not the first model beside the fallback's provider",
+      );
+    }, {
+      providers: {
+        providers: [
+          mockProvider("flaky", { headers: { "x-mock-error": "500" } }),
+          mockProvider("second", { serves: ["anthropic/*"], headers: { "x-mock-error": "502" } }),
+        ],
+      },
+    }));
+}
+
+Deno.test("chat models: a client gone while a fallback is asked is recorded against that model", () =>
+  withGateway(async (g) => {
+    const left = new AbortController();
+    const pending = postChat(g, { model: MODEL, models: [ANTHROPIC_MODEL], messages: MSGS }, {
+      signal: left.signal,
+    });
+    await waitFor("the fallback to be asked", () => g.mock.stats.calls.length === 2 || undefined);
+    left.abort();
+    await pending.catch(() => {});
+    await g.settled();
+    const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    const done = await settledGeneration(g, g.accountId, gen.id);
+    assert.equal(done.status, "cancelled");
+    assert.equal(done.cost, 0n);
+    assert.equal(done.provider, "second");
+    assert.equal(done.model, ANTHROPIC_MODEL);
+  }, {
+    providers: {
+      providers: [
+        mockProvider("flaky", { headers: { "x-mock-error": "500" } }),
+        mockProvider("second", { serves: ["anthropic/*"], headers: { "x-mock-first": "3000" } }),
+      ],
+    },
+  }));
