@@ -3,8 +3,9 @@
  * in order, when the one before fails (https://openrouter.ai/docs/guides/routing/model-fallbacks).
  * The gateway serves them itself: the chain is `model` (or the list's first, without one) and
  * then the list, each model's providers in turn; a model moves on where a provider would fail
- * over (connection, timeout, 429, 5xx before the first byte), never on a refusal of the request
- * (400), and the answer and its debit are the model's that served.
+ * over (connection, timeout, 429, 5xx before the first byte) or where the prompt overflowed its
+ * context window, never on another refusal of the request (400), and the answer and its debit
+ * are the model's that served.
  */
 import { badRequest } from "../http/gateway_error.ts";
 

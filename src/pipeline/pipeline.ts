@@ -64,6 +64,7 @@ import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
 import { scopeEndUsers } from "../formats/upstream_user.ts";
 import { listedModels, modelChain } from "./fallback_models.ts";
+import { CONTEXT_LENGTH_EXCEEDED } from "../formats/upstream_errors.ts";
 
 const TEXT_PROTOCOLS: Protocol[] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
@@ -640,7 +641,16 @@ async function attempt(
   // Each model's providers in turn, then the next fallback model's: a failure that moves on
   // to another provider moves on to another model alike, and a refusal ends the chain.
   const chain = calls.flatMap((call) => call.candidates.map((c) => ({ call, c })));
+  /**
+   * A model whose context window the prompt overflowed: its other providers are passed over
+   * (they serve the same window), and a later model of the chain, maybe with a longer one, is
+   * asked, as OpenRouter's fallbacks do. Any other refusal ends the chain.
+   */
+  let overflowed: TextCall | undefined;
+  const overflows = (e: GatewayError, call: TextCall) =>
+    e.code === CONTEXT_LENGTH_EXCEEDED && call !== calls[calls.length - 1];
   for (const { call, c } of chain) {
+    if (call === overflowed) continue;
     tried = { call, c };
     // The answer names the model that served it.
     const ctx: EncodeContext = {
@@ -729,7 +739,11 @@ async function attempt(
       // Only the provider's own failures (connection, timeout, 429, 5xx) count against it: a
       // request it refused (400, 403, 413, …) says nothing of its health, and one caller's bad
       // requests must not reroute every account's calls.
-      if (!outcome.retry) break;
+      if (!outcome.retry) {
+        if (!overflows(lastError, call)) break;
+        overflowed = call;
+        continue;
+      }
       recordOutcome(app.breakers, c, false);
       continue;
     }
@@ -781,7 +795,11 @@ async function attempt(
         lastError = clientClosed();
         break;
       }
-      if (!result.retry) break;
+      if (!result.retry) {
+        if (!overflows(lastError, call)) break;
+        overflowed = call;
+        continue;
+      }
       recordOutcome(app.breakers, c, false);
       continue;
     }

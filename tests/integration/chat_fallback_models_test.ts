@@ -138,6 +138,35 @@ for (const stream of [false, true]) {
     }, { providers: providers() }));
 }
 
+for (const stream of [false, true]) {
+  Deno.test(`chat models (${stream ? "streaming" : "non-streaming"}): a prompt past the first model's window goes to the next`, () =>
+    withGateway(async (g) => {
+      // OpenRouter's fallbacks move on for a context overflow too: a longer window may take it.
+      const got = await complete(g, { model: MODEL, models: [ANTHROPIC_MODEL] }, stream);
+      assert.equal(got.model, ANTHROPIC_MODEL);
+      await g.mock.idle();
+      assert.deepEqual(g.mock.stats.calls.map((c) => c.outcome === "error"), [true, false]);
+      const gen = await settledGeneration(g, g.accountId, got.id);
+      assert.equal(gen.model, ANTHROPIC_MODEL);
+      assert.equal((await debits(g)).length, 1);
+    }, { providers: providers({ "x-mock-overflow": "1" }) }));
+}
+
+Deno.test("chat models: a prompt past every model's window is the last one's 400", () =>
+  withGateway(async (g) => {
+    const e = await sdkError(complete(g, { model: MODEL, models: [ANTHROPIC_MODEL] }, false));
+    assert.equal(e.status, 400);
+    assert.equal(g.mock.stats.calls.length, 2);
+    assert.deepEqual(await debits(g), []);
+  }, {
+    providers: {
+      providers: [
+        mockProvider("flaky", { headers: { "x-mock-overflow": "1" } }),
+        mockProvider("second", { serves: ["anthropic/*"], headers: { "x-mock-overflow": "1" } }),
+      ],
+    },
+  }));
+
 Deno.test("chat models: a model no provider serves is passed over for a fallback", () =>
   withGateway(async (g) => {
     const got = await complete(g, { model: MODEL, models: [ANTHROPIC_MODEL] }, false);
