@@ -254,8 +254,7 @@ export function decodeChain(
   caller: Caller,
   app: AppContext,
 ): TextCall[] {
-  // OpenRouter takes `models` on its chat and responses APIs; Anthropic's messages has none.
-  const listed = format.name === "messages" ? [] : listedModels(body);
+  const listed = format.name === "chat" ? listedModels(body) : [];
   if (listed.length === 0) return [decodeAndRoute(format, body, caller, app)];
   // The chain is the gateway's to run: no upstream is sent the list (OpenRouter would run it
   // again, billing a model the hold may not cover), nor is it a part of the prompt held for.

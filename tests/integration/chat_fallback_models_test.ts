@@ -167,27 +167,6 @@ Deno.test("chat models: a prompt past every model's window is the last one's 400
     },
   }));
 
-Deno.test("responses models: the responses API runs the same fallbacks", () =>
-  withGateway(async (g) => {
-    const res = await client(g).responses.create({
-      model: MODEL,
-      models: [ANTHROPIC_MODEL],
-      input: "Hello there [[mock:tokens=4]]",
-    } as OpenAI.Responses.ResponseCreateParamsNonStreaming);
-    assert.equal(res.model, ANTHROPIC_MODEL);
-    assert.equal(res.output_text, "tok0 tok1 tok2 tok3");
-    await g.mock.idle();
-    assert.equal(g.mock.stats.calls.length, 2);
-    assert.equal((g.mock.stats.calls[1].body as Obj).models, undefined);
-    const [debit, ...more] = await waitFor("the debit", async () => {
-      const d = await debits(g);
-      return d.length > 0 ? d : undefined;
-    });
-    assert.deepEqual(more, []);
-    const gen = await settledGeneration(g, g.accountId, debit.generationId!);
-    assert.equal(gen.model, ANTHROPIC_MODEL);
-  }, { providers: providers({ "x-mock-error": "500" }) }));
-
 Deno.test("chat models: a model no provider serves is passed over for a fallback", () =>
   withGateway(async (g) => {
     const got = await complete(g, { model: MODEL, models: [ANTHROPIC_MODEL] }, false);
