@@ -401,6 +401,36 @@ for (const { name, open: openStore } of await testStores()) {
     await invariants(store, account.id);
   });
 
+  test("a fallback's late settlement names its model, leased or not, as settle and batch", async (store) => {
+    const { account, key } = await seed(store, 10_000n);
+    const served = { model: "fallback/m2" };
+    const modelOf = async (g: GenerationOpen) =>
+      (await store.getGeneration(account.id, g.id))?.model;
+    // Held in the store, swept while its instance stalled, settled late by `settle`.
+    const held = open(account.id, key.id, 1_000n);
+    assert.equal(await store.reserve(held), true);
+    assert.equal(await store.settle(swept(held, 100n)), true);
+    assert.equal(await store.settle({ ...settlement(held.id, 300n), ...served }), true);
+    // A wallet's journaled rows swept, then settled late within a batch, with a lease and without.
+    const [g1, g2] = [0, 1].map(() => open(account.id, key.id, 0n));
+    await store.journal([checkpoint(g1, 50n), checkpoint(g2, 50n)], "ins_a");
+    for (const g of [g1, g2]) assert.equal(await store.settle(swept(g, 50n)), true);
+    const late = (g: GenerationOpen, cost: bigint) => {
+      const item = settled(g, cost);
+      return { ...item, settlement: { ...item.settlement, ...served }, journaled: true };
+    };
+    await store.lease("ins_a", account.id, 500n, 500n, 60_000);
+    assert.deepEqual(await store.recordSettled([late(g1, 70n)], "ins_a"), [g1.id]);
+    assert.deepEqual(await store.recordSettled([late(g2, 80n)]), [g2.id]);
+    for (const g of [held, g1, g2]) assert.equal(await modelOf(g), "fallback/m2");
+    assert.deepEqual(await debitsOf(store, account.id, held), [-300n]);
+    assert.deepEqual(await debitsOf(store, account.id, g1), [-70n]);
+    assert.deepEqual(await debitsOf(store, account.id, g2), [-80n]);
+    await store.endLease("ins_a", account.id);
+    assert.equal((await store.getAccount(account.id))?.balance, 10_000n - 450n);
+    await invariants(store, account.id);
+  });
+
   test("a batch of new rows and one written before: the new written, the old not debited again", async (store) => {
     const { account, key } = await seed(store, 10_000n);
     const [g1, g2, g3] = [0, 1, 2].map(() => open(account.id, key.id, 0n));
