@@ -161,6 +161,7 @@ async function reserveText(calls: TextCall[], caller: Caller, app: AppContext): 
       model: call.model.id,
       stream: call.request.stream,
       amount,
+      limitField: call.format.outputLimitField,
     };
   };
   const full = Math.max(...held.map((h) => h.full));

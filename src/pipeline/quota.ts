@@ -21,7 +21,14 @@ export interface Hold {
 export async function reserve(
   app: AppContext,
   caller: Caller,
-  g: { endpoint: string; model: string; stream: boolean; amount: bigint; floorOutput?: number },
+  g: {
+    endpoint: string;
+    model: string;
+    stream: boolean;
+    amount: bigint;
+    floorOutput?: number;
+    limitField?: string;
+  },
 ): Promise<Hold> {
   const hold = await tryReserve(app, caller, g);
   if (hold) return hold;
@@ -31,9 +38,13 @@ export async function reserve(
 /**
  * Why a hold of `amount` was refused, in the 402's words. `floorOutput`: the call set no output
  * limit and was already held for the least output the gateway holds for, so lowering a limit
- * the client never sent (Codex has no setting for one) is no advice.
+ * the client never sent (Codex has no setting for one) is no advice. `limitField`: the
+ * endpoint's output limit as its clients name it (the responses API has no `max_tokens`).
  */
-export function shortfall(g: { endpoint: string; amount: bigint; floorOutput?: number }): string {
+export function shortfall(
+  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
+): string {
+  const field = g.limitField ?? "max_tokens";
   // A hold, not the price: clients that send no max_tokens are held for the model's whole
   // output cap, which a modest balance may not cover though the answer would cost kopecks.
   const basis = g.endpoint === "embeddings"
@@ -41,9 +52,9 @@ export function shortfall(g: { endpoint: string; amount: bigint; floorOutput?: n
     : g.endpoint === "images"
     ? "(оценка по параметрам и числу изображений). Пополните баланс"
     : g.floorOutput !== undefined
-    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт max_tokens, меньше ` +
-      "не резервируется). Пополните баланс или задайте max_tokens меньше"
-    : "(оценка запроса и max_tokens или предел вывода модели). Уменьшите max_tokens или " +
+    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт ${field}, меньше ` +
+      `не резервируется). Пополните баланс или задайте ${field} меньше`
+    : `(оценка запроса и ${field} или предел вывода модели). Уменьшите ${field} или ` +
       "пополните баланс";
   return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
     `тоже учитывается.`;

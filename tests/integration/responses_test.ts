@@ -566,6 +566,16 @@ Deno.test("responses errors: a 402 for a call that set no output limit does not 
     assert.match(low.error.message, /4096 токенов вывода/, "says what the hold is made of");
     assert.doesNotMatch(low.error.message, /Уменьшите max_tokens/);
     assert.match(low.error.message, /[Пп]ополните баланс/);
+    // The limit it may set is the responses API's own field: `max_tokens` is no field there.
+    assert.match(low.error.message, /max_output_tokens/);
+    assert.doesNotMatch(low.error.message, /\bmax_tokens\b/);
+    // A limit of its own that the balance does not cover: lowering that field helps.
+    const capped = await expectGenericError(
+      await post(g, { model: SETUP.responses.model, input: "x", max_output_tokens: 100000 }, a.key),
+      402,
+    );
+    assert.match(capped.error.message, /Уменьшите max_output_tokens/);
+    assert.doesNotMatch(capped.error.message, /\bmax_tokens\b/);
     assert.equal(g.mock.stats.calls.length, 0);
   });
 });
