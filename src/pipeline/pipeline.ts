@@ -255,8 +255,12 @@ export function decodeChain(
   caller: Caller,
   app: AppContext,
 ): TextCall[] {
+  // Chat only: the spec has a responses answer name the slug sent as `model`, which a fallback
+  // would not be.
   const listed = format.name === "chat" ? listedModels(body) : [];
-  if (listed.length === 0) return [decodeAndRoute(format, body, caller, app)];
+  // A `model` that is no slug at all is the request's 400, not a cue to take the list's first.
+  const malformed = body.model != null && typeof body.model !== "string";
+  if (listed.length === 0 || malformed) return [decodeAndRoute(format, body, caller, app)];
   // The chain is the gateway's to run: no upstream is sent the list (OpenRouter would run it
   // again, billing a model the hold may not cover), nor is it a part of the prompt held for.
   delete body.models;

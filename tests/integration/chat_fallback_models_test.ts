@@ -227,6 +227,11 @@ Deno.test("chat models: the hold of a chain is its dearest model's, so a short b
 
 Deno.test("chat models: a list that is not slugs, past three, or names an unknown model is a 400", () =>
   withGateway(async (g) => {
+    // A `model` that is no slug is the request's own 400, not a cue to take the list's first.
+    await expect400(
+      await postChat(g, { model: 123, models: [MODEL], messages: MSGS }),
+      "model",
+    );
     await expect400(await postChat(g, { model: MODEL, models: "x", messages: MSGS }), "models");
     await expect400(
       await postChat(g, { model: MODEL, models: [MODEL, MODEL, MODEL, MODEL], messages: MSGS }),

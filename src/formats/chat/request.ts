@@ -497,7 +497,12 @@ function pushUser(out: Obj[], parts: Part[]): void {
           tool_call_id: openaiToolId(p.callId),
           // A result of images alone says where they went: an empty tool message is refused
           // by some providers, and leaves the model to guess what the tool returned.
-          content: texts.length > 0 ? textContent(texts) : images.length > 0 ? IMAGES_FOLLOW : "",
+          // Blank text beside them says nothing either.
+          content: texts.some((t) => t.text.trim() !== "") || (images.length === 0 && texts.length)
+            ? textContent(texts)
+            : images.length > 0
+            ? IMAGES_FOLLOW
+            : "",
         });
         for (const c of images) rest.push(imagePartToChat(c));
         break;

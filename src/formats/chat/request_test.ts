@@ -293,7 +293,10 @@ Deno.test("fromInternal: a tool result of images alone says they follow, not an 
       parts: [{
         type: "tool_result",
         callId: "view",
-        content: [{ type: "image", url: "data:image/png;base64,AAAA" }],
+        content: [{ type: "text", text: " " }, {
+          type: "image",
+          url: "data:image/png;base64,AAAA",
+        }],
         isError: false,
       }],
     }],
