@@ -16,6 +16,20 @@ export class Tracker {
     return this.#pending.size;
   }
 
+  /**
+   * Resolves when what is tracked now has settled, or after `maxMs`: a reading that must
+   * count the calls just answered waits for their settlements, not for ones begun meanwhile
+   * (under steady traffic `idle` might never resolve), nor for long on a store that is down.
+   */
+  async landed(maxMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#pending]),
+      new Promise((r) => timer = setTimeout(r, maxMs)),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Resolves when everything tracked so far, and anything it started, has settled. */
   async idle(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);

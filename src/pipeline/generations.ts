@@ -3,6 +3,7 @@ import { GatewayError } from "../http/gateway_error.ts";
 import { generationsPageDefault, generationsPageMax } from "../lib/bounds.ts";
 import type { Generation } from "../store/store.ts";
 import { admit } from "./limit.ts";
+import { settledSoFar } from "./settled_so_far.ts";
 import type { AppContext } from "./context.ts";
 
 const crossInstanceRetries = 3;
@@ -24,7 +25,7 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
   }
   const before = url.searchParams.get("cursor") ?? url.searchParams.get("before") ?? undefined;
   // Settlements batched in memory are written first: a call answered a moment ago is listed.
-  await app.quota.flush();
+  await settledSoFar(app);
   // Another instance sharing PostgreSQL writes its batch within ~25 ms of answering: the newest
   // page waits for one, so a call answered a moment ago through any instance is listed (and a
   // stream that just ended is not shown running). Older pages cannot have changed.
@@ -53,7 +54,7 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
 
 export async function getGeneration(req: Request, id: string, app: AppContext): Promise<Response> {
   const caller = await admit(req, app);
-  await app.quota.flush();
+  await settledSoFar(app);
   let g = await app.store.getGeneration(caller.accountId, id);
   // Instances sharing PostgreSQL write settlements in batches (every ~25 ms): a generation
   // another instance answered a moment ago may not be written yet, or, journaled as running

@@ -282,8 +282,11 @@ Deno.test("chat models: a client gone while a fallback is asked is recorded agai
     await waitFor("the fallback to be asked", () => g.mock.stats.calls.length === 2 || undefined);
     left.abort();
     await pending.catch(() => {});
-    await g.settled();
-    const [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    // The gateway hears of the client's leaving a moment later: its generation is waited for.
+    const gen = await waitFor("the generation", async () => {
+      await g.settled();
+      return (await g.store.listGenerations(g.accountId, { limit: 1 }))[0];
+    });
     const done = await settledGeneration(g, g.accountId, gen.id);
     assert.equal(done.status, "cancelled");
     assert.equal(done.cost, 0n);
