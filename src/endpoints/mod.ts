@@ -200,7 +200,7 @@ export class Closer {
     if (this.#done) return Promise.resolve();
     this.#done = true;
     const latencyMs = Math.round(performance.now() - this.startedAt);
-    return this.app.tracker.track(
+    return this.app.tracker.trackSettlement(
       settleWithRetry(this.app, {
         ...s,
         generationId: this.hold.generationId,

@@ -4,6 +4,8 @@
  */
 export class Tracker {
   #pending = new Set<Promise<unknown>>();
+  /** The settlements among them (see `landed`). */
+  #settling = new Set<Promise<unknown>>();
 
   track<T>(p: Promise<T>): Promise<T> {
     this.#pending.add(p);
@@ -12,19 +14,28 @@ export class Tracker {
     return p;
   }
 
+  /** A settlement: tracked, and waited for by `landed`. */
+  trackSettlement<T>(p: Promise<T>): Promise<T> {
+    this.#settling.add(p);
+    const done = () => this.#settling.delete(p);
+    p.then(done, done);
+    return this.track(p);
+  }
+
   get size(): number {
     return this.#pending.size;
   }
 
   /**
-   * Resolves when what is tracked now has settled, or after `maxMs`: a reading that must
-   * count the calls just answered waits for their settlements, not for ones begun meanwhile
-   * (under steady traffic `idle` might never resolve), nor for long on a store that is down.
+   * Resolves when the settlements tracked now have landed, or after `maxMs`: a reading that
+   * must count the calls just answered waits for their settlements, not for ones begun
+   * meanwhile (under steady traffic `idle` might never resolve), nor for other work (an
+   * upstream drained after its client left), nor for long on a store that is down.
    */
   async landed(maxMs: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.allSettled([...this.#pending]),
+      Promise.allSettled([...this.#settling]),
       new Promise((r) => timer = setTimeout(r, maxMs)),
     ]);
     clearTimeout(timer);

@@ -212,7 +212,7 @@ export class Meter {
         : Math.round(this.firstTokenAt - this.call.startedAt),
       error: this.error ? this.error.message.slice(0, 500) : null,
     };
-    this.#settled = this.deps.tracker.track(settleWithRetry(this.deps, s));
+    this.#settled = this.deps.tracker.trackSettlement(settleWithRetry(this.deps, s));
     return this.#settled;
   }
 }
