@@ -58,17 +58,12 @@ export function providerError(message: string): GatewayError {
   return new GatewayError(502, message);
 }
 
-/** A 502 for the gateway's own account at the provider (key, credit, quota): not retried. */
-export function accountError(message: string): GatewayError {
-  return new GatewayError(502, message, { final: true });
-}
-
 /**
- * A 502 for a model the provider does not know under the name our catalogue maps it to: a
- * retry cannot help until the catalogue or the provider changes, so the answer says so
- * (`x-should-retry: false`) and the SDKs do not ask twice more.
+ * A 502 a retry cannot mend soon, and says so (`x-should-retry: false`): the gateway's own
+ * account at the provider (key, credit, quota), or a model the provider does not know under
+ * the name our catalogue maps it to.
  */
-export function modelMissing(message: string): GatewayError {
+export function accountError(message: string): GatewayError {
   return new GatewayError(502, message, { final: true });
 }
 
@@ -136,7 +131,7 @@ export function decodeOpenAIError(
       ? new GatewayError(403, msg("rejected by the provider's moderation"))
       : new GatewayError(403, "the model provider denied access to the model");
   }
-  if (status === 404) return modelMissing("the model is not available at the provider");
+  if (status === 404) return accountError("the model is not available at the provider");
   if (status === 408 && table.keep408) {
     return new GatewayError(408, "the model provider timed out the request");
   }

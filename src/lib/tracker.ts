@@ -8,18 +8,12 @@ export class Tracker {
   #settling = new Set<Promise<unknown>>();
 
   track<T>(p: Promise<T>): Promise<T> {
-    this.#pending.add(p);
-    const done = () => this.#pending.delete(p);
-    p.then(done, done);
-    return p;
+    return held(this.#pending, p);
   }
 
   /** A settlement: tracked, and waited for by `landed`. */
   trackSettlement<T>(p: Promise<T>): Promise<T> {
-    this.#settling.add(p);
-    const done = () => this.#settling.delete(p);
-    p.then(done, done);
-    return this.track(p);
+    return this.track(held(this.#settling, p));
   }
 
   get size(): number {
@@ -45,4 +39,12 @@ export class Tracker {
   async idle(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
+}
+
+/** `p`, kept in `set` until it settles. */
+function held<T>(set: Set<Promise<unknown>>, p: Promise<T>): Promise<T> {
+  set.add(p);
+  const done = () => set.delete(p);
+  p.then(done, done);
+  return p;
 }

@@ -109,11 +109,7 @@ export function decodeMessagesError(
   // The provider does not know the model we mapped the slug to: a retry cannot help until
   // the catalogue or the provider changes (`x-should-retry: false`).
   if (status === 404) {
-    return new GatewayError(502, text || "the model is not available at the provider", {
-      code: "PROVIDER_ERROR",
-      metadata,
-      final: true,
-    });
+    return accountError(text || "the model is not available at the provider", metadata);
   }
   return providerError(text || `upstream provider error (HTTP ${status})`, metadata);
 }
@@ -146,7 +142,10 @@ function providerError(message: string, metadata?: Record<string, unknown>): Gat
   return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata });
 }
 
-/** The gateway's own account at the provider (key, credit): a retry cannot help soon. */
+/**
+ * The gateway's own account at the provider (key, credit), or a model the provider does not
+ * know under our catalogue's name: a retry cannot help soon.
+ */
 function accountError(message: string, metadata?: Record<string, unknown>): GatewayError {
   return new GatewayError(502, message, { code: "PROVIDER_ERROR", metadata, final: true });
 }
