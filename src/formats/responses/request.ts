@@ -201,11 +201,14 @@ function itemToInternal(
 
 /**
  * A message part the internal form carries: text, an image by URL, a PDF or a text file
- * given inline. The others (a file by id or URL, an image by file id, another file type)
- * only a responses upstream can read (`upstreamsFor`).
+ * given inline. The others (a file by id or URL, an image by file id, another file type,
+ * audio) only a responses upstream can read (`upstreamsFor`): left out on the way to another
+ * upstream, the model would answer the rest of the turn as if it had them.
  */
 function carriedPart(q: Obj): boolean {
   switch (q.type) {
+    case "input_audio":
+      return false;
     case "input_image":
       return typeof q.image_url === "string";
     case "input_file":
@@ -432,14 +435,16 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
         ? (content as unknown[]).find((p): p is Obj => isObject(p) && !carriedPart(p))
         : undefined;
       if (part) {
-        const by = part.type === "input_image"
+        const by = part.type === "input_audio"
+          ? ""
+          : part.type === "input_image"
           ? "by file id"
           : typeof part.file_url === "string"
           ? "by URL"
           : typeof part.file_id === "string"
           ? "by file id"
           : "of this type";
-        return responsesOnly(`${part.type} ${by}`);
+        return responsesOnly(by ? `${part.type} ${by}` : String(part.type));
       }
       if (MAPPED_ITEMS.has(type)) continue;
       if (TOOL_SEARCH_ITEMS.has(type) && isClientCall(item as Obj)) continue;

@@ -689,6 +689,24 @@ Deno.test("toInternal and upstreamsFor: a text file given inline is its text; a 
   assert.deepEqual(upstreamsFor(output)?.protocols, ["openai-responses"]);
 });
 
+Deno.test("upstreamsFor: audio input needs a responses upstream, never left out of the turn", () => {
+  // Transcoded (to Claude's messages API, say), the audio vanished and the model answered
+  // the text alone as if it had heard it; chat's `input_audio` goes to a chat upstream alike.
+  const body = validateResponsesRequest({
+    model: "x",
+    input: [{
+      role: "user",
+      content: [
+        { type: "input_text", text: "what is said here?" },
+        { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } },
+      ],
+    }],
+  });
+  const need = upstreamsFor(body);
+  assert.deepEqual(need?.protocols, ["openai-responses"]);
+  assert.ok(need?.reason.startsWith("input_audio requires"), need?.reason);
+});
+
 Deno.test("toInternal: a text file that is not UTF-8 is the client's 400, naming the file", () => {
   const body = validateResponsesRequest({
     model: "x",
