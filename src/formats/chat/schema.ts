@@ -43,7 +43,9 @@ const ImagePart = z.looseObject({
       (u) => HTTP_URL.test(u) || DATA_IMAGE_URL.test(u),
       "must be an http(s) URL or a base64 data:image URL",
     ),
-    detail: z.enum(["auto", "low", "high"]).nullish(),
+    // "original" (full resolution) is OpenAI's too, typed by its SDK and taken by the responses
+    // schema: a model that does not read it is the upstream's 400 to relay, not the gateway's.
+    detail: z.enum(["auto", "low", "high", "original"]).nullish(),
   }),
   cache_control: CacheControl.nullish(),
 });

@@ -63,7 +63,7 @@ const REJECTED: [string, unknown, string][] = [
     {
       messages: [user([{ type: "image_url", image_url: { url: "https://x/a", detail: "max" } }])],
     },
-    'messages[0].content[0].image_url.detail must be one of "auto", "low", "high"',
+    'messages[0].content[0].image_url.detail must be one of "auto", "low", "high", "original"',
   ],
   [
     "an image in a system message",
@@ -294,6 +294,18 @@ Deno.test("chat schema accepts a full request and keeps unknown fields at every 
 Deno.test("chat schema accepts null for optional fields and a string stop", () => {
   const body = { ...base, temperature: null, stop: "END", tools: null, seed: null, n: null };
   assert.deepEqual(validateChatRequest(body), body);
+});
+
+Deno.test("chat schema accepts every image detail OpenAI takes, original included", () => {
+  // The openai SDK (7.57) types `detail` as auto, low, high or original; the responses
+  // schema already took all four, chat refused the SDK's own value with a 400.
+  for (const detail of ["auto", "low", "high", "original"]) {
+    const body = {
+      ...base,
+      messages: [user([{ type: "image_url", image_url: { url: "https://x/a.png", detail } }])],
+    };
+    assert.deepEqual(validateChatRequest(structuredClone(body)), body, detail);
+  }
 });
 
 Deno.test("chat schema accepts every tool_choice and response_format form", () => {
