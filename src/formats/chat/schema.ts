@@ -12,6 +12,7 @@ import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
 import { isTextDataUrl } from "../../events/text_request.ts";
 import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
+import { adoptAboveXhighAt } from "../above_xhigh.ts";
 
 const between = (lo: number, hi: number) => `must be between ${lo} and ${hi}`;
 
@@ -249,6 +250,10 @@ export type ChatMessage = ChatRequestBody["messages"][number];
 
 /** Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field. */
 export function validateChatRequest(body: unknown): ChatRequestBody {
+  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+    // OpenAI's own field (OpenRouter's `reasoning` object keeps its enum).
+    adoptAboveXhighAt(body as Record<string, unknown>, "reasoning_effort");
+  }
   const r = ChatRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0], []));
   const bad = r.data.messages.findIndex((m) =>

@@ -308,6 +308,18 @@ Deno.test("chat schema accepts every image detail OpenAI takes, original include
   }
 });
 
+Deno.test("chat schema: reasoning_effort past xhigh (the SDK's max, Codex's ultra) asks for xhigh", () => {
+  // The openai SDK (7.57) types reasoning_effort "max"; no model of the catalogue takes it,
+  // and the responses format already read it as the most thought there is (xhigh, then the
+  // nearest effort the model takes) where chat gave a 400. OpenRouter's `reasoning` object
+  // names no such effort and keeps its own enum.
+  for (const effort of ["max", "ultra"]) {
+    const body = validateChatRequest({ ...base, reasoning_effort: effort });
+    assert.equal(body.reasoning_effort, "xhigh", effort);
+  }
+  assert.throws(() => validateChatRequest({ ...base, reasoning_effort: "huge" }), GatewayError);
+});
+
 Deno.test("chat schema accepts every tool_choice and response_format form", () => {
   for (const tool_choice of ["auto", "none", "required"]) {
     validateChatRequest({ ...base, tool_choice });

@@ -18,6 +18,7 @@ import { ToolMap } from "./tools.ts";
 import { z } from "zod";
 import { badRequest } from "../../http/gateway_error.ts";
 import { defaultIssueMessage, fieldName, type Issue, shallowPhrase } from "../validation.ts";
+import { adoptAboveXhighIn } from "../above_xhigh.ts";
 
 const HTTP_URL = /^https?:\/\/\S+$/i;
 const DATA_URL = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[^,]*)?,/i;
@@ -397,21 +398,6 @@ const STATEFUL: [field: string, why: string][] = [
 ];
 
 /**
- * Efforts past `xhigh` that the Codex CLI offers for OpenAI's newest models (`max`, `ultra`):
- * no model of the catalogue takes them, so a Codex user who keeps such a
- * `model_reasoning_effort` would get a 400 on every model. They ask for the most thought, which
- * is `xhigh` here, then moved to the nearest effort each model takes, as Claude Code's `max`.
- */
-const ABOVE_XHIGH = new Set(["max", "ultra"]);
-
-function adoptAboveXhigh(body: Record<string, unknown>): void {
-  const r = body.reasoning as Record<string, unknown> | null | undefined;
-  if (r !== null && typeof r === "object" && ABOVE_XHIGH.has(r.effort as string)) {
-    body.reasoning = { ...r, effort: "xhigh" };
-  }
-}
-
-/**
  * Validates a parsed JSON body; throws `GatewayError(400)` naming the first bad field.
  * Returns the body itself (not a copy), typed, its chat-form input items rewritten.
  */
@@ -437,7 +423,7 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
   }
   if (body !== null && typeof body === "object" && !Array.isArray(body)) {
     adoptChatForm(body as Record<string, unknown>);
-    adoptAboveXhigh(body as Record<string, unknown>);
+    adoptAboveXhighIn(body as Record<string, unknown>, "reasoning");
   }
   const r = ResponsesRequestSchema.safeParse(body, { error: defaultIssueMessage });
   if (!r.success) throw badRequest(describe(r.error.issues[0]));
