@@ -119,6 +119,12 @@ const providerSchema = z.strictObject({
    */
   responsesOnly: z.array(z.string()).default([]),
   /**
+   * Slug patterns the provider serves through `openai-chat` only: OpenAI's audio models are on
+   * /chat/completions alone (its responses API refuses them), so a responses client's call to
+   * one is transcoded rather than passed through to be refused.
+   */
+  chatOnly: z.array(z.string()).default([]),
+  /**
    * Slug patterns whose calls with tools go through `openai-responses`: OpenAI's chat API
    * refuses function tools beside reasoning on its newer models ("Function tools with
    * reasoning_effort are not supported … use /v1/responses"), and gpt-5.6 applies a default
@@ -301,13 +307,17 @@ const protocolCache = new WeakMap<ProviderSpec, Map<string, readonly Protocol[]>
 
 /** The protocols `provider` may speak for `slug` (memoised: routing runs on every request). */
 export function protocolsFor(provider: ProviderSpec, slug: string): readonly Protocol[] {
-  if (provider.responsesOnly.length === 0) return provider.protocols;
+  if (provider.responsesOnly.length === 0 && provider.chatOnly.length === 0) {
+    return provider.protocols;
+  }
   let bySlug = protocolCache.get(provider);
   if (!bySlug) protocolCache.set(provider, bySlug = new Map());
   let out = bySlug.get(slug);
   if (!out) {
     out = provider.responsesOnly.some((p) => globMatch(p, slug))
       ? provider.protocols.filter((p) => p === "openai-responses")
+      : provider.chatOnly.some((p) => globMatch(p, slug))
+      ? provider.protocols.filter((p) => p !== "openai-responses")
       : provider.protocols;
     bySlug.set(slug, out);
   }

@@ -164,3 +164,34 @@ Deno.test("routing: responses-only slugs are offered only over openai-responses"
   assert.equal(candidatesFor(enabled, "openai/gpt-4o-mini", chatFirst)[0].protocol, "openai-chat");
   assert.deepEqual(candidatesFor(enabled, "openai/gpt-5.1-codex", ["openai-chat"]), []);
 });
+
+Deno.test("routing: chat-only slugs are never offered over openai-responses", async () => {
+  // OpenAI serves its audio models on /chat/completions alone (its responses API answers them
+  // 400): a responses client's call is transcoded to chat, not passed through to be refused.
+  const { parseProviders } = await import("./provider.ts");
+  const { enabled } = parseProviders({
+    providers: [{
+      id: "openai",
+      protocols: ["openai-chat", "openai-responses"],
+      baseUrl: "https://api.openai.com/v1",
+      keyEnv: "K",
+      serves: ["openai/*"],
+      responsesOnly: ["openai/*-pro"],
+      chatOnly: ["openai/gpt-audio*"],
+    }],
+  }, () => "key");
+  const responsesFirst = ["openai-responses", "anthropic-messages", "openai-chat"] as const;
+  assert.equal(
+    candidatesFor(enabled, "openai/gpt-audio-mini", responsesFirst)[0].protocol,
+    "openai-chat",
+  );
+  assert.deepEqual(candidatesFor(enabled, "openai/gpt-audio", ["openai-responses"]), []);
+  assert.equal(
+    candidatesFor(enabled, "openai/gpt-4o-mini", responsesFirst)[0].protocol,
+    "openai-responses",
+  );
+  assert.equal(
+    candidatesFor(enabled, "openai/o3-pro", responsesFirst)[0].protocol,
+    "openai-responses",
+  );
+});
