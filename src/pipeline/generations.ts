@@ -3,11 +3,10 @@ import { GatewayError } from "../http/gateway_error.ts";
 import { generationsPageDefault, generationsPageMax } from "../lib/bounds.ts";
 import type { Generation } from "../store/store.ts";
 import { admit } from "./limit.ts";
-import { settledSoFar } from "./settled_so_far.ts";
+import { peerBatchWaitMs, settledEverywhere, settledSoFar } from "./settled_so_far.ts";
 import type { AppContext } from "./context.ts";
 
 const crossInstanceRetries = 3;
-const crossInstanceWaitMs = 40;
 
 /** `GET /v1/generations` and `GET /v1/generations/{id}`: the caller's own history only. */
 export async function listGenerations(req: Request, app: AppContext): Promise<Response> {
@@ -24,14 +23,10 @@ export async function listGenerations(req: Request, app: AppContext): Promise<Re
     throw new GatewayError(400, `limit must be an integer from 1 to ${generationsPageMax}`);
   }
   const before = url.searchParams.get("cursor") ?? url.searchParams.get("before") ?? undefined;
-  // Settlements batched in memory are written first: a call answered a moment ago is listed.
-  await settledSoFar(app);
-  // Another instance sharing PostgreSQL writes its batch within ~25 ms of answering: the newest
-  // page waits for one, so a call answered a moment ago through any instance is listed (and a
+  // Settlements batched in memory are written first, and for the newest page those of the
+  // other instances too: a call answered a moment ago through any instance is listed (and a
   // stream that just ended is not shown running). Older pages cannot have changed.
-  if (app.quota.peersBatch && before === undefined) {
-    await new Promise((r) => setTimeout(r, crossInstanceWaitMs));
-  }
+  await (before === undefined ? settledEverywhere(app) : settledSoFar(app));
   const rows = await app.store.listGenerations(caller.accountId, { limit: limit + 1, before });
   if (rows.length === 0 && before !== undefined) {
     // An empty page after a cursor is the end of the history only if the cursor is real.
@@ -62,7 +57,7 @@ export async function getGeneration(req: Request, id: string, app: AppContext): 
   // wait: a client looks a stream's cost up by its id as soon as the stream ends.
   const unsettled = (g: Generation | null) => !g || g.status === "running";
   for (let i = 0; unsettled(g) && app.quota.peersBatch && i < crossInstanceRetries; i++) {
-    await new Promise((r) => setTimeout(r, crossInstanceWaitMs));
+    await new Promise((r) => setTimeout(r, peerBatchWaitMs));
     g = await app.store.getGeneration(caller.accountId, id) ?? g;
   }
   // Another account's generation is "not found", never "forbidden": ids must not be probeable.

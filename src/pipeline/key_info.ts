@@ -7,14 +7,14 @@
 import { nanoToRub as rub } from "../billing/money.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
-import { settledSoFar } from "./settled_so_far.ts";
+import { settledEverywhere } from "./settled_so_far.ts";
 import { unauthorized } from "../http/gateway_error.ts";
 
 /** The caller's key and account as the store has them, with settlements in memory written. */
 async function callerRecords(req: Request, app: AppContext) {
   const caller = await admit(req, app);
-  // A call answered a moment ago counts.
-  await settledSoFar(app);
+  // A call answered a moment ago counts, through this instance or another.
+  await settledEverywhere(app);
   const [keys, account] = await Promise.all([
     app.store.listKeys(caller.accountId),
     app.store.getAccount(caller.accountId),

@@ -13,3 +13,18 @@ export async function settledSoFar(app: AppContext): Promise<void> {
   await app.quota.flush();
   await app.tracker.landed(settlementWaitMaxMs);
 }
+
+/**
+ * Instances sharing PostgreSQL write their settlements in batches (every ~25 ms, batches.ts):
+ * a call another instance answered a moment ago may not be in the store yet. A reading of the
+ * newest figures (the key's usage, the credits, the history's first page) waits one batch
+ * interval for its peers, so a client behind a load balancer that reads through another
+ * instance than the one that answered counts the call too.
+ */
+export const peerBatchWaitMs = 40;
+
+/** `settledSoFar`, and then the peers' batches of calls just answered. */
+export async function settledEverywhere(app: AppContext): Promise<void> {
+  await settledSoFar(app);
+  if (app.quota.peersBatch) await new Promise((r) => setTimeout(r, peerBatchWaitMs));
+}

@@ -173,6 +173,26 @@ Deno.test("leased wallet: a call one instance answered is listed through the oth
   });
 });
 
+Deno.test("leased wallet: a call one instance answered counts at once in the other's /v1/credits and /v1/key", async () => {
+  await withCluster("1000", async (a, b) => {
+    const headers = { authorization: `Bearer ${a.key}` };
+    let spent = 0n;
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(a, a.key, "x [[mock:tokens=3]]");
+      spent += rubToNano(String((await res.json()).usage.cost));
+      // No waiting for a's settlement batch (written every ~25 ms): a client behind a load
+      // balancer reads its credits through whichever instance it reaches next.
+      const [credits, key] = await Promise.all(
+        ["credits", "key"].map((p) =>
+          fetch(`${b.baseURL}/${p}`, { headers }).then((r) => r.json())
+        ),
+      );
+      assert.equal(rubToNano(String(credits.data.total_usage)), spent, `credits after call ${i}`);
+      assert.equal(rubToNano(String(key.data.usage)), spent, `key usage after call ${i}`);
+    }
+  });
+});
+
 Deno.test("leased wallet: a spend cap set while the key has requests in flight counts them", async () => {
   // Hold and cost of one call, found on a rich account of a gateway of its own.
   const content = "x [[mock:tokens=100,first=500]]";
