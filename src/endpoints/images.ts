@@ -125,13 +125,16 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     });
   } catch (e) {
     if (isGatewayError(e) && e.status === 402) {
-      const a = await app.store.getAccount(caller.accountId).catch(() => null);
       // This instance's unused lease is part of held but is the account's own money to spend
-      // here; the embedded wallet's holds and unwritten costs are not in the store at all.
+      // here. Taken before the account is read: a lease top-up that commits after that read
+      // (another call of the account admitted meanwhile) would be in it and not in the read's
+      // `held`, and the figure would count that money twice, above the balance itself.
+      const unusedLease = app.quota.unusedLease?.(caller.accountId) ?? 0n;
+      const a = await app.store.getAccount(caller.accountId).catch(() => null);
+      // The embedded wallet's holds and unwritten costs are not in the store at all.
       const mem = a ? app.quota.inMemory?.(a.id) : undefined;
       const available = a
-        ? a.balance - a.held + (app.quota.unusedLease?.(a.id) ?? 0n) -
-          (mem ? mem.held + mem.pending : 0n)
+        ? a.balance - a.held + unusedLease - (mem ? mem.held + mem.pending : 0n)
         : 0n;
       throw insufficientBalance(
         { currentBalance: nanoToRub(available > 0n ? available : 0n) },

@@ -385,6 +385,62 @@ Deno.test("images: currentBalance leaves out what is held by calls in flight", a
   });
 });
 
+Deno.test("images: on a leasing instance currentBalance never counts a lease the balance read misses", async () => {
+  await withGateway(async (g) => {
+    const poor = await g.account("0.5");
+    const { store, quota } = g.gw.ctx;
+    const [key] = await store.listKeys(poor.accountId);
+    // Another call of the account is admitted while the 402's balance is read, and the lease
+    // it takes commits after that read: the read's `held` has no part of it, this instance's
+    // unused lease does.
+    const read = store.getAccount.bind(store);
+    let raced = false;
+    store.getAccount = async (id: string) => {
+      const snapshot = await read(id);
+      if (id === poor.accountId && !raced) {
+        raced = true;
+        const open = {
+          id: "gen_racing",
+          accountId: id,
+          keyId: key.id,
+          endpoint: "chat",
+          model: "openai/gpt-4o-mini",
+          stream: false,
+          hold: 100_000_000n,
+        };
+        assert.ok(await quota.reserve(open));
+        await quota.settle({
+          generationId: open.id,
+          status: "failed",
+          cost: 0n,
+          costDetails: {},
+          provider: null,
+          upstreamModel: null,
+          finishReason: null,
+          tokens: {},
+          usageSource: "none",
+          latencyMs: null,
+          ttftMs: null,
+          error: "raced",
+        });
+      }
+      return snapshot;
+    };
+    try {
+      const r = await post(g, { model: MODEL, prompt: "expensive", n: 4 }, poor.key);
+      assert.equal(r.status, 402);
+      assert.ok(raced);
+      // At most the balance, which nothing has been spent from.
+      assert.equal(r.json.error.currentBalance, 0.5, JSON.stringify(r.json));
+    } finally {
+      store.getAccount = read;
+    }
+    await g.settled();
+    await quota.close();
+    assert.deepEqual(await checkInvariants(store, [poor.accountId]), []);
+  }, { quota: "lease" });
+});
+
 Deno.test("images: a provider failure is a 502 and costs nothing", async () => {
   await withGateway(async (g) => {
     const before = await account(g);
