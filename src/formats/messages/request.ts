@@ -45,6 +45,7 @@ import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
 import { badRequest } from "../../http/gateway_error.ts";
 import { anthropicOutputSchema } from "./output_schema.ts";
+import { fitsOpenAIStrict } from "../openai_strict.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -317,7 +318,10 @@ function toolToInternal(t: ToolParam): Tool[] {
   if (t.type !== undefined && t.type !== "custom") return [];
   const tool: Tool = { name: t.name, parameters: t.input_schema ?? { type: "object" } };
   if (t.description !== undefined) tool.description = t.description;
-  if (t.strict === true) tool.strict = true;
+  // Strict as the internal form means it, OpenAI's (its encoders send it as is): Anthropic's
+  // strict mode takes optional properties, OpenAI's answers 400 to them, so such a tool reaches
+  // other models unconstrained (Claude is sent no strict flag from the internal form either).
+  if (t.strict === true && fitsOpenAIStrict(tool.parameters)) tool.strict = true;
   return [withCache(tool, t.cache_control)];
 }
 

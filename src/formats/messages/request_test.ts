@@ -182,6 +182,52 @@ Deno.test("toInternal: tools, tool choice and parallel calls", () => {
   assert.deepEqual(choice({ type: "none" }), { type: "none" });
 });
 
+Deno.test("toInternal: a strict tool stays strict only where OpenAI's strict mode takes its schema", () => {
+  const strictOf = (input_schema: Record<string, unknown>) =>
+    internal({
+      messages: [{ role: "user", content: "x" }],
+      tools: [{ name: "t", strict: true, input_schema }],
+    }).tools?.[0].strict;
+  const closed = {
+    type: "object",
+    properties: {
+      city: { type: "string" },
+      at: {
+        type: "object",
+        properties: { day: { type: "string" } },
+        required: ["day"],
+        additionalProperties: false,
+      },
+    },
+    required: ["city", "at"],
+    additionalProperties: false,
+  };
+  assert.equal(strictOf(closed), true);
+  // Anthropic's strict mode takes an optional property; OpenAI's answers 400 to it (and to an
+  // object left open), so the tool reaches other models unconstrained rather than refused.
+  assert.equal(strictOf({ ...closed, required: ["city"] }), undefined);
+  assert.equal(strictOf({ ...closed, additionalProperties: undefined }), undefined);
+  const nestedOptional = structuredClone(closed);
+  nestedOptional.properties.at.required = [];
+  assert.equal(strictOf(nestedOptional), undefined);
+  const optionalInList = {
+    ...closed,
+    properties: {
+      ...closed.properties,
+      tags: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: { k: { type: "string" } },
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ["city", "at", "tags"],
+  };
+  assert.equal(strictOf(optionalInList), undefined);
+});
+
 Deno.test("toInternal: thinking, effort, sampling, stop sequences, user", () => {
   const r = internal({
     messages: [{ role: "user", content: "x" }],
