@@ -133,8 +133,13 @@ Deno.test("structured outputs: messages parse() on Claude (passed through) and o
       assertWeather(r.parsed_output);
     }
     assert.equal(g.mock.stats.calls[1].protocol, "chat");
-    const rf = sent(g, 1).response_format as { type: string; json_schema: { schema: unknown } };
+    const rf = sent(g, 1).response_format as {
+      type: string;
+      json_schema: { schema: unknown; strict?: boolean };
+    };
     assert.equal(rf.type, "json_schema");
+    // Anthropic holds the answer to the schema; OpenAI does in its strict mode, which takes it.
+    assert.equal(rf.json_schema.strict, true);
   });
 });
 

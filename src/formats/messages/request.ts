@@ -89,6 +89,9 @@ export function toInternal(body: MessagesRequest, model: string): TextRequest {
     (isObject(body.output_format) ? body.output_format : undefined);
   if (format && format.type === "json_schema" && isObject(format.schema)) {
     req.responseFormat = { type: "json_schema", name: "output", schema: format.schema };
+    // Anthropic holds every answer to the schema: so does OpenAI, in its strict mode, where that
+    // takes the schema (elsewhere the schema is a request, as OpenAI's default has it).
+    if (fitsOpenAIStrict(format.schema)) req.responseFormat.strict = true;
   }
   if (typeof body.metadata?.user_id === "string") req.user = body.metadata.user_id;
   return req;

@@ -1059,6 +1059,29 @@ Deno.test("toInternal: a JSON schema output format, as output_config.format or t
   assert.equal(internal({ messages: [{ role: "user", content: "x" }] }).responseFormat, undefined);
 });
 
+Deno.test("toInternal: an output format OpenAI's strict mode takes is strict, as Anthropic holds every answer to it", () => {
+  const formatOf = (schema: Record<string, unknown>) =>
+    internal({
+      output_config: { format: { type: "json_schema", schema } },
+      messages: [{ role: "user", content: "x" }],
+    }).responseFormat;
+  const closed = {
+    type: "object",
+    properties: { a: { type: "string" } },
+    required: ["a"],
+    additionalProperties: false,
+  };
+  assert.deepEqual(formatOf(closed), {
+    type: "json_schema",
+    name: "output",
+    schema: closed,
+    strict: true,
+  });
+  // An optional property: OpenAI's strict mode refuses the schema, so it goes as a request.
+  const optional = { ...closed, required: [] };
+  assert.deepEqual(formatOf(optional), { type: "json_schema", name: "output", schema: optional });
+});
+
 Deno.test("toInternal: a document's title and context go before it as text", () => {
   const r = internal({
     messages: [{
