@@ -80,6 +80,15 @@ export interface OpenAIErrorTable {
 const MODERATION = /moderat|flagged|content[ _-]?policy|safety/i;
 
 /**
+ * OpenRouter's 404 for a request none of the model's endpoints takes ("No endpoints found that
+ * support tool use", "… the provided 'tool_choice' value", "… image input"): the request's
+ * doing, which the client can change (Claude Code on a model without tools, say), so its 400 in
+ * OpenRouter's words — not a model missing at the provider, which its "No endpoints found for
+ * <model>" is.
+ */
+const NO_ENDPOINT_TAKES = /no endpoints found that support/i;
+
+/**
  * Words of a provider about the gateway's own credit with it (Anthropic sends "Your credit
  * balance is too low…" as a 400): our problem, never the client's, and another provider may
  * serve.
@@ -130,6 +139,9 @@ export function decodeOpenAIError(
     return MODERATION.test(words)
       ? new GatewayError(403, msg("rejected by the provider's moderation"))
       : new GatewayError(403, "the model provider denied access to the model");
+  }
+  if (status === 404 && NO_ENDPOINT_TAKES.test(words)) {
+    return new GatewayError(400, msg("no provider of the model takes this request"));
   }
   if (status === 404) return accountError("the model is not available at the provider");
   if (status === 408 && table.keep408) {

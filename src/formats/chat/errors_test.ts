@@ -89,6 +89,39 @@ const CASES: [string, number, unknown, number, RegExp][] = [
     /not available at the provider/,
   ],
   [
+    "OpenRouter's 404 for a model none of whose endpoints takes the request's tools is the client's 400, in its words",
+    404,
+    {
+      error: {
+        message:
+          "No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing",
+        code: 404,
+      },
+    },
+    400,
+    /^No endpoints found that support tool use\./,
+  ],
+  [
+    "so is its 404 for a tool choice no endpoint takes",
+    404,
+    {
+      error: {
+        message:
+          "No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing",
+        code: 404,
+      },
+    },
+    400,
+    /^No endpoints found that support the provided 'tool_choice' value/,
+  ],
+  [
+    "OpenRouter's 404 for a model it does not know stays a 502",
+    404,
+    { error: { message: "No endpoints found for x-ai/grok-0.", code: 404 } },
+    502,
+    /not available at the provider/,
+  ],
+  [
     "a provider timeout is a 504",
     408,
     openaiError("Request timed out.", "timeout"),
