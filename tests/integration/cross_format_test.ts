@@ -369,6 +369,44 @@ for (
   });
 }
 
+for (
+  const [upstream, providers] of [["chat", ALL_VIA_CHAT], ["responses", ALL_VIA_RESPONSES]] as const
+) {
+  Deno.test(`cross-format: an Anthropic strict tool with an optional property reaches an OpenAI ${upstream} upstream unconstrained, a closed one strict`, async () => {
+    await withGateway(async (g) => {
+      const closed = {
+        type: "object" as const,
+        properties: { city: { type: "string" } },
+        required: ["city"],
+        additionalProperties: false,
+      };
+      // Anthropic's strict mode takes `units` optional; OpenAI's answers 400 to it.
+      const optional = {
+        ...closed,
+        properties: { ...closed.properties, units: { type: "string" } },
+      };
+      const r = await anthropic(g).messages.create({
+        model: "openai/gpt-4o-mini",
+        max_tokens: 64,
+        tools: [
+          { name: "weather", strict: true, input_schema: optional },
+          { name: "time", strict: true, input_schema: closed },
+        ],
+        messages: [{ role: "user", content: "Weather? [[mock:tool=weather]]" }],
+      } as Anthropic.MessageCreateParams) as Anthropic.Message;
+      assert.equal(r.stop_reason, "tool_use");
+      await g.mock.idle();
+      const call = g.mock.stats.calls[0];
+      assert.equal(call.protocol, upstream);
+      const tools = (call.body as { tools: Record<string, unknown>[] }).tools;
+      const fn = (t: Record<string, unknown>) =>
+        (upstream === "chat" ? t.function : t) as Record<string, unknown>;
+      assert.notEqual(fn(tools[0]).strict, true);
+      assert.equal(fn(tools[1]).strict, true);
+    }, { providers });
+  });
+}
+
 Deno.test("cross-format: an Anthropic client's cache marks never reach OpenAI's chat API", async () => {
   await withGateway(async (g) => {
     const r = await anthropic(g).messages.create({

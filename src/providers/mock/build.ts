@@ -23,6 +23,7 @@ import {
   wantsThinking,
 } from "./messages.ts";
 import { errorPlan, type Plan, streamPlan, wholePlan } from "./plan.ts";
+import { strictSchemaRefusal } from "./strict.ts";
 import {
   foreignEncrypted,
   responsesFormat,
@@ -301,6 +302,10 @@ function textPlan(p: PlanInput): Plan {
       }),
     );
   }
+  const loose = protocol === "chat" || protocol === "responses"
+    ? strictSchemaRefusal(body, protocol)
+    : undefined;
+  if (loose !== undefined) return errorPlan(400, vendorError(vendor, 400, loose));
   const tools = protocol === "chat"
     ? chatTools(body)
     : protocol === "messages"
