@@ -17,11 +17,16 @@ import { decodeChatStreamError } from "./errors.ts";
 import { finishFromChat } from "./finish_reason.ts";
 import { usageFromChat } from "./usage.ts";
 import { type Obj, obj, str } from "../json.ts";
+import { customInputEnd, customInputPiece } from "../custom_tool_input.ts";
 
 /** A tool call being streamed; `index` is ours (dense, in order of first sight). */
 interface ToolSlot {
   index: number;
   id?: string;
+  /** A custom tool's call: its free-form input goes out as JSON (custom_tool_input.ts). */
+  custom?: boolean;
+  /** Some of its arguments were emitted. */
+  any?: boolean;
 }
 
 /** Block bookkeeping shared by the stream and body decoders. */
@@ -120,7 +125,11 @@ class ChatFold {
     if (!slot) {
       if (this.#text) this.#endText(emit);
       if (this.#reasoning) this.#endReasoning(emit);
-      slot = { index: this.#next++, id };
+      slot = {
+        index: this.#next++,
+        id,
+        custom: tc.type === "custom" || obj(tc.custom) !== undefined,
+      };
       this.#open.push(slot);
       this.#byUpstream.set(upstream ?? slot.index, slot);
       emit({
@@ -132,7 +141,10 @@ class ChatFold {
     }
     this.#last = slot;
     const args = str(fn?.arguments) ?? str(fn?.input);
-    if (args) emit({ type: "tool_call_delta", index: slot.index, json: args });
+    if (!args) return;
+    const json = slot.custom ? customInputPiece(args, !slot.any) : args;
+    slot.any = true;
+    emit({ type: "tool_call_delta", index: slot.index, json });
   }
 
   finish(reason: string, emit: Emit): void {
@@ -172,7 +184,12 @@ class ChatFold {
   #closeAll(emit: Emit): void {
     if (this.#text) this.#endText(emit);
     if (this.#reasoning) this.#endReasoning(emit);
-    for (const slot of this.#open) emit({ type: "tool_call_end", index: slot.index });
+    for (const slot of this.#open) {
+      if (slot.custom) {
+        emit({ type: "tool_call_delta", index: slot.index, json: customInputEnd(!!slot.any) });
+      }
+      emit({ type: "tool_call_end", index: slot.index });
+    }
     this.#open = [];
   }
 }

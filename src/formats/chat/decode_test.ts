@@ -336,3 +336,37 @@ Deno.test("chat decoder: a plain text chunk that is not valid JSON is malformed,
     assert.match(last.type === "error" ? last.error.message : "", /malformed/);
   }
 });
+
+Deno.test("chat decoder: a custom tool's free-form input is the JSON {input} of its function form, streamed and whole", () => {
+  // Other formats carry JSON arguments only (a messages client's SDK parses them; a responses
+  // client's custom call is read back from `{"input": …}`, responses/tools.ts customInput).
+  const input = 'SELECT "a"\n\\ 1';
+  const call = { id: "call_1", type: "custom", custom: { name: "run_sql", input } };
+  const json = (events: Event[]) =>
+    events.flatMap((e) => e.type === "tool_call_delta" ? [e.json] : []).join("");
+  const streamed = decodeStream(
+    createChatDecoder(),
+    sse(
+      delta({ tool_calls: [{ index: 0, ...call, custom: { name: "run_sql", input: "" } }] }),
+      delta({ tool_calls: [{ index: 0, custom: { input: 'SELECT "a"' } }] }),
+      delta({ tool_calls: [{ index: 0, custom: { input: "\n\\ 1" } }] }),
+      delta({}, "tool_calls"),
+      "[DONE]",
+    ),
+    "whole",
+  );
+  const body: Event[] = [];
+  decodeChatBody({
+    id: "c1",
+    model: "m",
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: null, tool_calls: [call] },
+      finish_reason: "tool_calls",
+    }],
+  }, (e) => body.push(e));
+  for (const events of [streamed, body]) {
+    assert.deepEqual(JSON.parse(json(events)), { input });
+    assert.deepEqual(events.filter((e) => e.type === "tool_call_end").length, 1);
+  }
+});

@@ -9,7 +9,7 @@
  * | output_text.delta, refusal.delta                           | text_delta                    |
  * | output_text.done, content_part.done, output_item.done      | text_end (the first of them)  |
  * | output_item.added function_call / custom_tool_call         | tool_call_start {index, …}    |
- * | function_call_arguments.delta, custom_tool_call_input.delta| tool_call_delta               |
+ * | function_call_arguments.delta, custom_tool_call_input.delta| tool_call_delta (custom: JSON)|
  * | output_item.done of that call                              | tool_call_end                 |
  * | output_item.added reasoning                                | reasoning_start               |
  * | reasoning_summary_text.delta (parts joined by "\n\n")      | reasoning_delta               |
@@ -33,6 +33,7 @@ import { decodeResponsesStreamError } from "./errors.ts";
 import { finishFromResponses } from "./finish_reason.ts";
 import { usageFromResponses, usageOfResponse } from "./usage.ts";
 import { type Obj, obj, str } from "../json.ts";
+import { customInputEnd, customInputJson, customInputPiece } from "../custom_tool_input.ts";
 
 /** What the decoder tracks per output item, by `output_index`. */
 interface ItemState {
@@ -45,6 +46,8 @@ interface ItemState {
   streamed: boolean;
   /** Message: any text emitted for the item at all. */
   any: boolean;
+  /** Tool: a custom tool's call, its free-form input sent as JSON (custom_tool_input.ts). */
+  custom?: boolean;
 }
 
 const TOOL_ITEMS = new Set(["function_call", "custom_tool_call"]);
@@ -140,6 +143,7 @@ export function createResponsesDecoder(): StreamDecoder {
         open: true,
         streamed: false,
         any: false,
+        custom: type === "custom_tool_call",
       };
       items.set(i, st);
       emit({
@@ -149,10 +153,7 @@ export function createResponsesDecoder(): StreamDecoder {
         name: str(item.name) ?? "",
       });
       const args = str(item.arguments) ?? str(item.input);
-      if (args) {
-        st.streamed = true;
-        emit({ type: "tool_call_delta", index: st.index, json: args });
-      }
+      if (args) toolPiece(st, args, emit);
     } else if (type === "reasoning") {
       items.set(i, { kind: "reasoning", index: -1, open: true, streamed: false, any: false });
       emit({ type: "reasoning_start" });
@@ -188,10 +189,9 @@ export function createResponsesDecoder(): StreamDecoder {
         if (!st.open) return;
         if (!st.streamed) {
           const args = str(item.arguments) ?? str(item.input);
-          if (args) emit({ type: "tool_call_delta", index: st.index, json: args });
+          if (args) toolPiece(st, args, emit);
         }
-        st.open = false;
-        emit({ type: "tool_call_end", index: st.index });
+        endTool(st, emit);
         return;
       case "reasoning": {
         if (!st.open) return;
@@ -212,14 +212,32 @@ export function createResponsesDecoder(): StreamDecoder {
     }
   };
 
+  /** A piece of a tool call's arguments (of a custom call's input, as its JSON). */
+  const toolPiece = (st: ItemState, text: string, emit: Emit) => {
+    const json = st.custom ? customInputPiece(text, !st.streamed) : text;
+    st.streamed = true;
+    emit({ type: "tool_call_delta", index: st.index, json });
+  };
+
+  const endTool = (st: ItemState, emit: Emit) => {
+    st.open = false;
+    if (st.custom) {
+      emit({ type: "tool_call_delta", index: st.index, json: customInputEnd(st.streamed) });
+    }
+    emit({ type: "tool_call_end", index: st.index });
+  };
+
   /** Ends whatever an abrupt `completed` left open, so that `finish` follows ended blocks. */
   const closeAll = (emit: Emit) => {
     for (const st of items.values()) {
       if (!st.open) continue;
+      if (st.kind === "tool") {
+        endTool(st, emit);
+        continue;
+      }
       st.open = false;
       if (st.kind === "message") emit({ type: "text_end" });
-      else if (st.kind === "reasoning") emit({ type: "reasoning_end" });
-      else emit({ type: "tool_call_end", index: st.index });
+      else emit({ type: "reasoning_end" });
     }
   };
 
@@ -293,8 +311,7 @@ export function createResponsesDecoder(): StreamDecoder {
           const st = itemAt(d);
           const delta = str(d.delta);
           if (st.kind !== "tool" || !st.open || !delta) return;
-          st.streamed = true;
-          emit({ type: "tool_call_delta", index: st.index, json: delta });
+          toolPiece(st, delta, emit);
           return;
         }
         case "response.function_call_arguments.done":
@@ -302,8 +319,7 @@ export function createResponsesDecoder(): StreamDecoder {
           const st = itemAt(d);
           const full = str(d.arguments) ?? str(d.input);
           if (st.kind !== "tool" || !st.open || st.streamed || !full) return;
-          st.streamed = true;
-          emit({ type: "tool_call_delta", index: st.index, json: full });
+          toolPiece(st, full, emit);
           return;
         }
         case "response.reasoning_summary_part.added": {
@@ -390,8 +406,10 @@ function emitItem(item: Obj, toolIndex: number, emit: Emit): void {
         id: str(item.call_id) ?? str(item.id) ?? inventedCallId(),
         name: str(item.name) ?? "",
       });
-      const args = str(item.arguments) ?? str(item.input);
-      if (args) emit({ type: "tool_call_delta", index: toolIndex, json: args });
+      const json = item.type === "custom_tool_call"
+        ? customInputJson(str(item.input) ?? "")
+        : str(item.arguments);
+      if (json) emit({ type: "tool_call_delta", index: toolIndex, json });
       emit({ type: "tool_call_end", index: toolIndex });
       return;
     }

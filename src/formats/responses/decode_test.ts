@@ -155,6 +155,7 @@ Deno.test("decoder: refusals read as text, custom tool input as a tool call", ()
     "text_end",
     "tool_call_start",
     "tool_call_delta",
+    "tool_call_delta", // the closing of the input's JSON form
     "tool_call_end",
     "finish",
   ]);
@@ -305,4 +306,48 @@ Deno.test("decoder: a message whose text part stayed empty is one block at most,
     output: [{ type: "message", content: [{ type: "output_text", text: "" }] }],
   }, (e) => body.push(e));
   assert.equal(starts(body), 0);
+});
+
+/** The JSON arguments of each tool call the events give, by internal index. */
+function toolJson(events: Event[]): string[] {
+  const out: string[] = [];
+  for (const e of events) {
+    if (e.type === "tool_call_start") out[e.index] = "";
+    if (e.type === "tool_call_delta") out[e.index] += e.json;
+  }
+  return out;
+}
+
+Deno.test("decoder: a custom tool's free-form input is the JSON {input} of its function form, streamed and whole", () => {
+  // Other formats carry JSON arguments only: a messages client's SDK parses them, and a
+  // responses client's custom call is read back from `{"input": …}` (tools.ts customInput).
+  const input = 'SELECT "a"\n\\ 1';
+  const custom = { type: "custom_tool_call", call_id: "c9", name: "run_sql", input };
+  const streamed = decode([
+    frame({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...custom, input: "" },
+    }),
+    frame({ type: "response.custom_tool_call_input.delta", output_index: 0, delta: 'SELECT "a"' }),
+    frame({ type: "response.custom_tool_call_input.delta", output_index: 0, delta: "\n\\ 1" }),
+    frame({ type: "response.output_item.done", output_index: 0, item: custom }),
+    frame({ type: "response.completed", response: { status: "completed" } }),
+  ].join(""));
+  const onlyDone = decode([
+    frame({ type: "response.output_item.added", output_index: 0, item: { ...custom, input: "" } }),
+    frame({ type: "response.output_item.done", output_index: 0, item: custom }),
+    frame({ type: "response.completed", response: { status: "completed" } }),
+  ].join(""));
+  const empty = decode([
+    frame({ type: "response.output_item.added", output_index: 0, item: { ...custom, input: "" } }),
+    frame({ type: "response.completed", response: { status: "completed" } }),
+  ].join(""));
+  const body: Event[] = [];
+  decodeResponsesBody({ status: "completed", output: [custom] }, (e) => body.push(e));
+  for (const events of [streamed, onlyDone, body]) {
+    assert.deepEqual(toolJson(events).map((j) => JSON.parse(j)), [{ input }]);
+    assertWellFormed(events);
+  }
+  assert.deepEqual(toolJson(empty).map((j) => JSON.parse(j)), [{ input: "" }]);
 });
