@@ -17,7 +17,11 @@ import type { Usage } from "./usage.ts";
  */
 export type Event =
   | { type: "response_start"; id?: string; model?: string }
-  | { type: "text_start" }
+  /**
+   * `refusal`: the block is the model's refusal (chat's `refusal`, a responses `refusal`
+   * part), which those formats' clients read apart from the answer; others show it as text.
+   */
+  | { type: "text_start"; refusal?: true }
   | { type: "text_delta"; delta: string }
   | { type: "text_end" }
   | { type: "reasoning_start" }

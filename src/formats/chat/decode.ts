@@ -39,6 +39,8 @@ class ChatFold {
   /** An `error` was emitted: only usage may follow. */
   failed = false;
   #text = false;
+  /** The open text block is a refusal. */
+  #refusal = false;
   #reasoning = false;
   #open: ToolSlot[] = [];
   #byUpstream = new Map<number, ToolSlot>();
@@ -64,8 +66,10 @@ class ChatFold {
     const reasoning = str(d.reasoning_content) ?? str(d.reasoning);
     if (reasoning) this.reasoning(reasoning, emit);
     if (Array.isArray(d.reasoning_details)) this.reasoningDetails(d.reasoning_details, emit);
-    const text = str(d.content) || str(d.refusal);
+    const text = str(d.content);
     if (text) this.text(text, emit);
+    const refusal = str(d.refusal);
+    if (refusal) this.text(refusal, emit, true);
     if (Array.isArray(d.tool_calls)) {
       for (const tc of d.tool_calls) {
         const o = obj(tc);
@@ -74,11 +78,14 @@ class ChatFold {
     }
   }
 
-  text(delta: string, emit: Emit): void {
+  /** Text, or (`refusal`) the model's refusal: a block of its own, told apart at its start. */
+  text(delta: string, emit: Emit, refusal = false): void {
     if (this.#reasoning) this.#endReasoning(emit);
+    if (this.#text && this.#refusal !== refusal) this.#endText(emit);
     if (!this.#text) {
       this.#text = true;
-      emit({ type: "text_start" });
+      this.#refusal = refusal;
+      emit(refusal ? { type: "text_start", refusal } : { type: "text_start" });
     }
     emit({ type: "text_delta", delta });
   }

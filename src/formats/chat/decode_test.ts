@@ -76,7 +76,7 @@ Deno.test("chat decoder: reasoning_content (DeepSeek) and refusal are read", () 
     { type: "reasoning_start" },
     { type: "reasoning_delta", delta: "think" },
     { type: "reasoning_end" },
-    { type: "text_start" },
+    { type: "text_start", refusal: true },
     { type: "text_delta", delta: "I can't help with that." },
     { type: "text_end" },
     { type: "finish", reason: "content_filter" },

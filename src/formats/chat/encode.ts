@@ -106,6 +106,8 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
   /** Internal tool index → chat index: chat clients fill an array, so indices are dense. */
   const toolIndex = new Map<number, number>();
   let started = false;
+  /** The open text block is a refusal: its text goes in `refusal`, not `content`. */
+  let refusal = false;
   let finished: string | undefined;
   let error: GatewayError | undefined;
   /** The reasoning block so far, and how many signed blocks went out (their `index`). */
@@ -129,8 +131,13 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
       switch (e.type) {
         case "response_start":
           return role();
+        case "text_start":
+          refusal = e.refusal === true;
+          return "";
         case "text_delta":
-          return e.delta === "" ? "" : role() + chunk(`{"content":${JSON.stringify(e.delta)}}`);
+          if (e.delta === "") return "";
+          return role() +
+            chunk(`{"${refusal ? "refusal" : "content"}":${JSON.stringify(e.delta)}}`);
         case "reasoning_delta":
           block += e.delta;
           if (excludeReasoning || e.delta === "") return "";
@@ -178,7 +185,6 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
               usageToChat(e.cost),
               usageOnFinish ? finished ?? (toolIndex.size > 0 ? "tool_calls" : "stop") : undefined,
             ) + DONE;
-        case "text_start":
         case "text_end":
         case "reasoning_end":
         case "tool_call_end":
@@ -198,6 +204,8 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
 /** Folds the events of a non-streaming call into a `chat.completion` object. */
 export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   let text: string | null = null;
+  let refusal: string | null = null;
+  let inRefusal = false;
   let reasoning: string | null = null;
   /** Signed or encrypted reasoning blocks, given back as `reasoning_details` to replay. */
   const signed: ReasoningPart[] = [];
@@ -206,8 +214,12 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   let finish: FinishReason | undefined;
   for (const e of events) {
     switch (e.type) {
+      case "text_start":
+        inRefusal = e.refusal === true;
+        break;
       case "text_delta":
-        text = (text ?? "") + e.delta;
+        if (inRefusal) refusal = (refusal ?? "") + e.delta;
+        else text = (text ?? "") + e.delta;
         break;
       case "reasoning_start":
         block = "";
@@ -241,7 +253,7 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   // A turn of tool calls alone has null content, as OpenAI writes it (Claude may open an
   // empty text block before its calls).
   const content = text === "" && calls.size > 0 ? null : text;
-  const message: Obj = { role: "assistant", content, refusal: null };
+  const message: Obj = { role: "assistant", content, refusal };
   if (!reasoningExcluded(ctx.clientBody)) {
     if (reasoning !== null) message.reasoning = reasoning;
     // As OpenRouter gives them: a client that sends them back keeps Claude's thinking on

@@ -7,6 +7,7 @@
  * | response.created                                           | response_start {id, model}    |
  * | content_part.added / first output_text.delta of a message  | text_start                    |
  * | output_text.delta, refusal.delta                           | text_delta                    |
+ * | content_part.added refusal / first refusal.delta of a part | text_start {refusal}          |
  * | output_text.done, content_part.done, output_item.done      | text_end (the first of them)  |
  * | output_item.added function_call / custom_tool_call         | tool_call_start {index, …}    |
  * | function_call_arguments.delta, custom_tool_call_input.delta| tool_call_delta (custom: JSON)|
@@ -46,6 +47,8 @@ interface ItemState {
   streamed: boolean;
   /** Message: any text emitted for the item at all. */
   any: boolean;
+  /** Message: the open part is a refusal. */
+  refusal?: boolean;
   /** Tool: a custom tool's call, its free-form input sent as JSON (custom_tool_input.ts). */
   custom?: boolean;
 }
@@ -117,11 +120,14 @@ export function createResponsesDecoder(): StreamDecoder {
     }
   };
 
-  const text = (st: ItemState, delta: string, emit: Emit) => {
+  /** Text of the item's open part; a refusal (`refusal`) is a block of its own. */
+  const text = (st: ItemState, delta: string, emit: Emit, refusal = false) => {
+    if (st.open && !!st.refusal !== refusal && (st.streamed || delta !== "")) closeText(st, emit);
     if (!st.open) {
       st.open = true;
       st.streamed = false;
-      emit({ type: "text_start" });
+      st.refusal = refusal;
+      emit(refusal ? { type: "text_start", refusal } : { type: "text_start" });
     }
     if (delta === "") return;
     st.streamed = true;
@@ -282,13 +288,14 @@ export function createResponsesDecoder(): StreamDecoder {
           const st = itemAt(d);
           if (st.kind !== "message") return;
           closeText(st, emit);
-          text(st, "", emit);
+          text(st, "", emit, obj(d.part)?.type === "refusal");
           return;
         }
         case "response.output_text.delta":
         case "response.refusal.delta": {
           const st = itemAt(d);
-          if (st.kind === "message") text(st, str(d.delta) ?? "", emit);
+          const refusal = type === "response.refusal.delta";
+          if (st.kind === "message") text(st, str(d.delta) ?? "", emit, refusal);
           return;
         }
         case "response.output_text.done":
@@ -298,7 +305,7 @@ export function createResponsesDecoder(): StreamDecoder {
           if (st.kind !== "message" || !st.open) return;
           if (!st.streamed) {
             const full = str(d.text) ?? str(d.refusal) ?? partText(obj(d.part));
-            if (full) text(st, full, emit);
+            if (full) text(st, full, emit, !!st.refusal);
           }
           closeText(st, emit);
           return;
@@ -378,7 +385,7 @@ function summaryText(item: Obj): string {
   return parts.map((p) => str(obj(p)?.text) ?? "").filter((t) => t !== "").join("\n\n");
 }
 
-/** A message item's text parts as text blocks (refusals read as text). */
+/** A message item's parts as text blocks (a refusal part as a refusal block). */
 function emitMessageContent(item: Obj, emit: Emit): void {
   const content = Array.isArray(item.content) ? item.content : [];
   for (const p of content) {
@@ -386,7 +393,9 @@ function emitMessageContent(item: Obj, emit: Emit): void {
     // An empty part is no text block: Anthropic refuses an empty one when a client sends the
     // answer back.
     if (t === undefined || t === "") continue;
-    emit({ type: "text_start" });
+    emit(
+      obj(p)?.type === "refusal" ? { type: "text_start", refusal: true } : { type: "text_start" },
+    );
     emit({ type: "text_delta", delta: t });
     emit({ type: "text_end" });
   }

@@ -64,7 +64,8 @@ class ResponseBuilder {
   /** The final response object, once `cost` came. */
   final?: Obj;
   #started = false;
-  #text?: { item: Obj; part: Obj; index: number; ended?: boolean };
+  /** The open message; `refusal`: its part is a `refusal` one (`refusal` holds the text). */
+  #text?: { item: Obj; part: Obj; index: number; ended?: boolean; refusal?: boolean };
   #reasoning?: {
     item: Obj;
     index: number;
@@ -99,7 +100,7 @@ class ResponseBuilder {
         if (this.#reasoning) this.#reasoning.signature = e.signature;
         return;
       case "text_start":
-        this.#openText();
+        this.#openText(e.refusal);
         return;
       case "text_delta":
         this.#textDelta(e.delta);
@@ -176,8 +177,8 @@ class ResponseBuilder {
    * Anthropic splits an answer into several blocks around its citations, and a Responses
    * answer is one message with one output_text part, so the blocks join that part.
    */
-  #openText(): void {
-    if (this.#text?.ended) {
+  #openText(refusal = false): void {
+    if (this.#text?.ended && !!this.#text.refusal === refusal) {
       this.#text.ended = false;
       return;
     }
@@ -191,27 +192,30 @@ class ResponseBuilder {
       role: "assistant",
     };
     const index = this.#add(item);
-    const part: Obj = { type: "output_text", annotations: [], logprobs: [], text: "" };
+    // A refusal is a part of its own type, streamed by `response.refusal.*` events.
+    const part: Obj = refusal
+      ? { type: "refusal", refusal: "" }
+      : { type: "output_text", annotations: [], logprobs: [], text: "" };
     this.sink("response.content_part.added", {
       item_id: item.id,
       output_index: index,
       content_index: 0,
       part,
     });
-    this.#text = { item, part, index };
+    this.#text = { item, part, index, refusal };
   }
 
   #textDelta(delta: string): void {
     if (!this.#text) this.#openText();
     const t = this.#text!;
+    const ids = { item_id: t.item.id, output_index: t.index, content_index: 0 };
+    if (t.refusal) {
+      t.part.refusal += delta;
+      this.sink("response.refusal.delta", { ...ids, delta });
+      return;
+    }
     t.part.text += delta;
-    this.sink("response.output_text.delta", {
-      item_id: t.item.id,
-      output_index: t.index,
-      content_index: 0,
-      delta,
-      logprobs: [],
-    });
+    this.sink("response.output_text.delta", { ...ids, delta, logprobs: [] });
   }
 
   #closeText(): void {
@@ -219,7 +223,8 @@ class ResponseBuilder {
     if (!t) return;
     this.#text = undefined;
     const ids = { item_id: t.item.id, output_index: t.index, content_index: 0 };
-    this.sink("response.output_text.done", { ...ids, text: t.part.text, logprobs: [] });
+    if (t.refusal) this.sink("response.refusal.done", { ...ids, refusal: t.part.refusal });
+    else this.sink("response.output_text.done", { ...ids, text: t.part.text, logprobs: [] });
     this.sink("response.content_part.done", { ...ids, part: t.part });
     t.item.content = [t.part];
     this.#done(t.index, t.item);
