@@ -23,6 +23,14 @@ export type Event =
    */
   | { type: "text_start"; refusal?: true }
   | { type: "text_delta"; delta: string }
+  /**
+   * A web page the open text block cites (Anthropic's `web_search_result_location`, a
+   * `url_citation` annotation of chat or responses): `start` and `end` delimit the cited text
+   * within the block, in JavaScript string offsets. It follows the cited text, before
+   * `text_end`. Formats with annotations (chat, responses) show it; the messages format's
+   * web citations need an `encrypted_index` only Anthropic makes, so its clients do not.
+   */
+  | { type: "citation"; url: string; title?: string; start: number; end: number }
   | { type: "text_end" }
   | { type: "reasoning_start" }
   | { type: "reasoning_delta"; delta: string }

@@ -41,6 +41,9 @@ class ChatFold {
   #text = false;
   /** The open text block is a refusal. */
   #refusal = false;
+  /** The length of the message's content so far, and where the open text block began in it. */
+  #contentLength = 0;
+  #blockAt = 0;
   #reasoning = false;
   #open: ToolSlot[] = [];
   #byUpstream = new Map<number, ToolSlot>();
@@ -70,6 +73,7 @@ class ChatFold {
     if (text) this.text(text, emit);
     const refusal = str(d.refusal);
     if (refusal) this.text(refusal, emit, true);
+    if (Array.isArray(d.annotations)) this.annotations(d.annotations, emit);
     if (Array.isArray(d.tool_calls)) {
       for (const tc of d.tool_calls) {
         const o = obj(tc);
@@ -85,9 +89,37 @@ class ChatFold {
     if (!this.#text) {
       this.#text = true;
       this.#refusal = refusal;
+      this.#blockAt = this.#contentLength;
       emit(refusal ? { type: "text_start", refusal } : { type: "text_start" });
     }
+    if (!refusal) this.#contentLength += delta.length;
     emit({ type: "text_delta", delta });
+  }
+
+  /**
+   * `url_citation` annotations (OpenAI's search models, OpenRouter's web plugin): each a span
+   * of the message's content, which the open text block holds (they come after the text).
+   */
+  annotations(list: unknown[], emit: Emit): void {
+    if (!this.#text || this.#refusal) return;
+    const length = this.#contentLength - this.#blockAt;
+    for (const a of list) {
+      const o = obj(a);
+      if (o?.type !== "url_citation") continue;
+      const u = obj(o.url_citation) ?? o;
+      const url = str(u.url);
+      if (!url) continue;
+      const at = (v: unknown, or: number) => typeof v === "number" ? v - this.#blockAt : or;
+      const start = at(u.start_index, 0);
+      const end = at(u.end_index, length);
+      if (start < 0 || end < start || end > length) continue;
+      const title = str(u.title);
+      emit(
+        title
+          ? { type: "citation", url, title, start, end }
+          : { type: "citation", url, start, end },
+      );
+    }
   }
 
   reasoning(delta: string, emit: Emit): void {

@@ -108,6 +108,7 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
   let started = false;
   /** The open text block is a refusal: its text goes in `refusal`, not `content`. */
   let refusal = false;
+  const cites = new Citations();
   let finished: string | undefined;
   let error: GatewayError | undefined;
   /** The reasoning block so far, and how many signed blocks went out (their `index`). */
@@ -133,9 +134,14 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
           return role();
         case "text_start":
           refusal = e.refusal === true;
+          if (!refusal) cites.blockStart();
+          return "";
+        case "citation":
+          if (!refusal) cites.add(e);
           return "";
         case "text_delta":
           if (e.delta === "") return "";
+          if (!refusal) cites.text(e.delta);
           return role() +
             chunk(`{"${refusal ? "refusal" : "content"}":${JSON.stringify(e.delta)}}`);
         case "reasoning_delta":
@@ -167,13 +173,18 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
             }}}]}`,
           );
         }
-        case "finish":
+        case "finish": {
+          // All annotations in one delta, as OpenAI sends them (the SDK's accumulator keeps
+          // the last `annotations` it sees, not their sum).
+          const out = role() +
+            (cites.list.length > 0 ? chunk(`{"annotations":${JSON.stringify(cites.list)}}`) : "");
           if (usageOnFinish) {
             finished = finishToChat(e.reason);
-            return role();
+            return out;
           }
-          return role() +
+          return out +
             `${prefix}{},"finish_reason":${JSON.stringify(finishToChat(e.reason))}}]}\n\n`;
+        }
         case "error":
           error ??= e.error;
           return "";
@@ -201,11 +212,42 @@ export function createChatEncoder(ctx: EncodeContext): StreamEncoder {
   };
 }
 
+/**
+ * `citation` events as chat's `url_citation` annotations: their offsets, within a text block,
+ * made offsets within the message's content (all its text blocks joined).
+ */
+class Citations {
+  readonly list: Obj[] = [];
+  #length = 0;
+  #blockAt = 0;
+
+  blockStart(): void {
+    this.#blockAt = this.#length;
+  }
+
+  text(delta: string): void {
+    this.#length += delta.length;
+  }
+
+  add(e: Event & { type: "citation" }): void {
+    this.list.push({
+      type: "url_citation",
+      url_citation: {
+        start_index: this.#blockAt + e.start,
+        end_index: this.#blockAt + e.end,
+        title: e.title ?? "",
+        url: e.url,
+      },
+    });
+  }
+}
+
 /** Folds the events of a non-streaming call into a `chat.completion` object. */
 export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   let text: string | null = null;
   let refusal: string | null = null;
   let inRefusal = false;
+  const cites = new Citations();
   let reasoning: string | null = null;
   /** Signed or encrypted reasoning blocks, given back as `reasoning_details` to replay. */
   const signed: ReasoningPart[] = [];
@@ -216,10 +258,17 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
     switch (e.type) {
       case "text_start":
         inRefusal = e.refusal === true;
+        if (!inRefusal) cites.blockStart();
+        break;
+      case "citation":
+        if (!inRefusal) cites.add(e);
         break;
       case "text_delta":
         if (inRefusal) refusal = (refusal ?? "") + e.delta;
-        else text = (text ?? "") + e.delta;
+        else {
+          text = (text ?? "") + e.delta;
+          cites.text(e.delta);
+        }
         break;
       case "reasoning_start":
         block = "";
@@ -254,6 +303,7 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
   // empty text block before its calls).
   const content = text === "" && calls.size > 0 ? null : text;
   const message: Obj = { role: "assistant", content, refusal };
+  if (cites.list.length > 0) message.annotations = cites.list;
   if (!reasoningExcluded(ctx.clientBody)) {
     if (reasoning !== null) message.reasoning = reasoning;
     // As OpenRouter gives them: a client that sends them back keeps Claude's thinking on

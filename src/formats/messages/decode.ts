@@ -5,7 +5,8 @@
  * without one, see `quickTextDelta`) and `ping` (not parsed at all).
  *
  * A `server_tool_use` block of the web search becomes one `web_search` event (with its query)
- * when it closes; its result block and other types we do not model (web_fetch,
+ * when it closes; a text block's web citations (`citations_delta`, `citations`) become
+ * `citation` events over the whole block, just before it ends; its result block and other types we do not model (web_fetch,
  * code execution, compaction, …) are skipped here: they reach a client only through
  * pass-through, which forwards raw text.
  */
@@ -21,16 +22,24 @@ import type { RawMessagesUsage } from "./usage.ts";
 
 /** What an open content block index turned into internally. */
 type Block =
-  | { kind: "text" }
+  /** `length`: the text so far (citations cover the whole block); `cites`: its web sources. */
+  | { kind: "text"; length: number; cites: Cite[] }
   | { kind: "reasoning" }
   /** `json` says whether a non-empty input delta came; `initial` is input given at start. */
   | { kind: "tool"; index: number; json: boolean; initial: string }
   /** A hosted web search: its input (the query) collected until the block closes. */
   | { kind: "search"; id: string; input: string; initial: unknown };
 
+/** A web page a text block cites. */
+interface Cite {
+  url: string;
+  title?: string;
+}
+
 interface ContentBlock {
   type?: string;
   text?: string;
+  citations?: unknown[];
   thinking?: string;
   signature?: string;
   data?: string;
@@ -50,6 +59,7 @@ interface StreamPayload {
     thinking?: string;
     signature?: string;
     partial_json?: string;
+    citation?: unknown;
     stop_reason?: string | null;
     stop_sequence?: string | null;
   };
@@ -110,8 +120,10 @@ export function createMessagesDecoder(): StreamDecoder {
 
   function closeBlock(i: number, b: Block, emit: Emit): void {
     blocks.delete(i);
-    if (b.kind === "text") emit({ type: "text_end" });
-    else if (b.kind === "reasoning") emit({ type: "reasoning_end" });
+    if (b.kind === "text") {
+      for (const c of b.cites) emit({ type: "citation", ...c, start: 0, end: b.length });
+      emit({ type: "text_end" });
+    } else if (b.kind === "reasoning") emit({ type: "reasoning_end" });
     else if (b.kind === "search") {
       emit(searchEvent(b.id, b.input ? parseObject(b.input) : b.initial));
     } else {
@@ -124,7 +136,11 @@ export function createMessagesDecoder(): StreamDecoder {
   function startBlock(i: number, cb: ContentBlock, emit: Emit): void {
     switch (cb.type) {
       case "text":
-        blocks.set(i, { kind: "text" });
+        blocks.set(i, {
+          kind: "text",
+          length: cb.text?.length ?? 0,
+          cites: webCites(cb.citations),
+        });
         emit({ type: "text_start" });
         if (cb.text) emit({ type: "text_delta", delta: cb.text });
         return;
@@ -163,7 +179,13 @@ export function createMessagesDecoder(): StreamDecoder {
     if (!b) return;
     switch (d.type) {
       case "text_delta":
-        if (b.kind === "text" && d.text) emit({ type: "text_delta", delta: d.text });
+        if (b.kind === "text" && d.text) {
+          b.length += d.text.length;
+          emit({ type: "text_delta", delta: d.text });
+        }
+        return;
+      case "citations_delta":
+        if (b.kind === "text") b.cites.push(...webCites([d.citation]));
         return;
       case "thinking_delta":
         if (b.kind === "reasoning" && d.thinking) {
@@ -182,7 +204,7 @@ export function createMessagesDecoder(): StreamDecoder {
         } else if (b.kind === "search" && d.partial_json) b.input += d.partial_json;
         return;
       default:
-        return; // citations_delta and future delta types
+        return; // future delta types
     }
   }
 
@@ -220,6 +242,7 @@ export function createMessagesDecoder(): StreamDecoder {
         if (quick !== undefined) {
           const b = blocks.get(quick.index);
           if (!done && b?.kind === "text" && quick.text) {
+            b.length += quick.text.length;
             emit({ type: "text_delta", delta: quick.text });
           }
           return;
@@ -312,12 +335,17 @@ export const decodeMessagesBody: BodyDecoder = (body, emit) => {
 
 function blockEvents(cb: ContentBlock, toolIndex: number): Event[] {
   switch (cb?.type) {
-    case "text":
+    case "text": {
+      const length = cb.text?.length ?? 0;
       return [
         { type: "text_start" },
         ...(cb.text ? [{ type: "text_delta", delta: cb.text } as const] : []),
+        ...webCites(cb.citations).map((c) =>
+          ({ type: "citation", ...c, start: 0, end: length }) as const
+        ),
         { type: "text_end" },
       ];
+    }
     case "thinking":
       return [
         { type: "reasoning_start" },
@@ -346,6 +374,22 @@ function blockEvents(cb: ContentBlock, toolIndex: number): Event[] {
     default:
       return [];
   }
+}
+
+/**
+ * The web pages among a text block's citations (`web_search_result_location`); citations of
+ * documents, pages or search results the client supplied name no page other formats can link.
+ */
+function webCites(citations: unknown[] | undefined): Cite[] {
+  const out: Cite[] = [];
+  for (const c of Array.isArray(citations) ? citations : []) {
+    if (!isObject(c) || c.type !== "web_search_result_location") continue;
+    if (typeof c.url !== "string" || c.url === "") continue;
+    out.push(
+      typeof c.title === "string" && c.title ? { url: c.url, title: c.title } : { url: c.url },
+    );
+  }
+  return out;
 }
 
 /** The event of a web search block, its query read from the block's input when it has one. */

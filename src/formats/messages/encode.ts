@@ -176,6 +176,8 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
       switch (e.type) {
         case "response_start":
           return ""; // message_start waits for the first usage or content: it carries input usage
+        case "citation": // a web citation here needs Anthropic's own encrypted_index (event.ts)
+          return "";
         case "web_search": {
           // Another vendor's hosted search, shown as Anthropic shows its own: the call, then
           // its result block (the results themselves are in the answer's text).

@@ -9,6 +9,7 @@
  * | output_text.delta, refusal.delta                           | text_delta                    |
  * | content_part.added refusal / first refusal.delta of a part | text_start {refusal}          |
  * | output_text.done, content_part.done, output_item.done      | text_end (the first of them)  |
+ * | output_text.annotation.added url_citation                  | citation                      |
  * | output_item.added function_call / custom_tool_call         | tool_call_start {index, …}    |
  * | function_call_arguments.delta, custom_tool_call_input.delta| tool_call_delta (custom: JSON)|
  * | output_item.done of that call                              | tool_call_end                 |
@@ -313,6 +314,14 @@ export function createResponsesDecoder(): StreamDecoder {
         case "response.output_item.done":
           itemDone(d, emit);
           return;
+        case "response.output_text.annotation.added": {
+          const st = itemAt(d);
+          if (st.kind === "message" && st.open && !st.refusal) {
+            const c = citationOf(obj(d.annotation));
+            if (c) emit(c);
+          }
+          return;
+        }
         case "response.function_call_arguments.delta":
         case "response.custom_tool_call_input.delta": {
           const st = itemAt(d);
@@ -397,8 +406,26 @@ function emitMessageContent(item: Obj, emit: Emit): void {
       obj(p)?.type === "refusal" ? { type: "text_start", refusal: true } : { type: "text_start" },
     );
     emit({ type: "text_delta", delta: t });
+    const annotations = obj(p)?.annotations;
+    for (const a of Array.isArray(annotations) ? annotations : []) {
+      const c = citationOf(obj(a));
+      if (c && c.end <= t.length) emit(c);
+    }
     emit({ type: "text_end" });
   }
+}
+
+/** A `url_citation` annotation (offsets within its part) as a citation event. */
+function citationOf(a: Obj | undefined): (Event & { type: "citation" }) | undefined {
+  const url = str(a?.url);
+  if (a?.type !== "url_citation" || !url) return undefined;
+  const start = typeof a.start_index === "number" ? a.start_index : 0;
+  const end = typeof a.end_index === "number" ? a.end_index : start;
+  if (start < 0 || end < start) return undefined;
+  const title = str(a.title);
+  return title
+    ? { type: "citation", url, title, start, end }
+    : { type: "citation", url, start, end };
 }
 
 /** One whole output item as the events a stream would have given. */

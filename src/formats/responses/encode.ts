@@ -65,7 +65,15 @@ class ResponseBuilder {
   final?: Obj;
   #started = false;
   /** The open message; `refusal`: its part is a `refusal` one (`refusal` holds the text). */
-  #text?: { item: Obj; part: Obj; index: number; ended?: boolean; refusal?: boolean };
+  #text?: {
+    item: Obj;
+    part: Obj;
+    index: number;
+    ended?: boolean;
+    refusal?: boolean;
+    /** Where the open text block began in the part's text (blocks join one part). */
+    blockAt: number;
+  };
   #reasoning?: {
     item: Obj;
     index: number;
@@ -104,6 +112,9 @@ class ResponseBuilder {
         return;
       case "text_delta":
         this.#textDelta(e.delta);
+        return;
+      case "citation":
+        this.#citation(e);
         return;
       case "text_end":
         // Left open: a text block right after it continues the same part (see #openText).
@@ -180,6 +191,7 @@ class ResponseBuilder {
   #openText(refusal = false): void {
     if (this.#text?.ended && !!this.#text.refusal === refusal) {
       this.#text.ended = false;
+      if (!refusal) this.#text.blockAt = (this.#text.part.text as string).length;
       return;
     }
     this.#closeText();
@@ -202,7 +214,7 @@ class ResponseBuilder {
       content_index: 0,
       part,
     });
-    this.#text = { item, part, index, refusal };
+    this.#text = { item, part, index, refusal, blockAt: 0 };
   }
 
   #textDelta(delta: string): void {
@@ -216,6 +228,28 @@ class ResponseBuilder {
     }
     t.part.text += delta;
     this.sink("response.output_text.delta", { ...ids, delta, logprobs: [] });
+  }
+
+  /** A web citation: a `url_citation` annotation of the open output_text part. */
+  #citation(e: Event & { type: "citation" }): void {
+    const t = this.#text;
+    if (!t || t.refusal) return;
+    const annotations = t.part.annotations as Obj[];
+    const annotation = {
+      type: "url_citation",
+      start_index: t.blockAt + e.start,
+      end_index: t.blockAt + e.end,
+      title: e.title ?? "",
+      url: e.url,
+    };
+    annotations.push(annotation);
+    this.sink("response.output_text.annotation.added", {
+      item_id: t.item.id,
+      output_index: t.index,
+      content_index: 0,
+      annotation_index: annotations.length - 1,
+      annotation,
+    });
   }
 
   #closeText(): void {
