@@ -22,6 +22,8 @@ export interface Expect {
   citations?: string[];
   /** A refusal text (chat and responses have a field for it). */
   refusal?: string;
+  /** Web searches the upstream ran, each billed at the catalogue's `web_search` price. */
+  searches?: number;
 }
 
 export interface Scenario {
@@ -298,6 +300,7 @@ export const ANTHROPIC: Scenario[] = [
       input: 300,
       output: 210,
       citations: ["https://deno.com/blog/v2.0"],
+      searches: 1,
     },
   },
   {
@@ -990,6 +993,7 @@ export const RESPONSES: Scenario[] = [
       finish: "tool_calls",
       input: 500,
       output: 300,
+      searches: 1,
     },
   },
   {

@@ -188,6 +188,8 @@ for (const protocol of ["anthropic-messages", "openai-chat", "openai-responses"]
           const problems: string[] = [];
           for (const sc of ALL.filter((s) => s.protocol === protocol)) {
             current = sc;
+            /** The web search part of each call's cost: the same for all, once per search. */
+            const searchCosts = new Set<number | undefined>();
             for (const client of ["messages", "chat", "responses"] as const) {
               for (const stream of [true, false]) {
                 if (knownLimit(sc, client, stream)) continue;
@@ -205,6 +207,11 @@ for (const protocol of ["anthropic-messages", "openai-chat", "openai-responses"]
                   problems.push(`${where}: billed ${JSON.stringify(gen.tokens)}`);
                 }
                 if (debits !== 1) problems.push(`${where}: ${debits} debits`);
+                const searchCost = gen.costDetails.upstream_inference_web_search_cost;
+                searchCosts.add(searchCost);
+                if ((searchCost ?? 0) > 0 !== (e.searches ?? 0) > 0) {
+                  problems.push(`${where}: web search cost ${searchCost}`);
+                }
                 const s = seen(client, r);
                 const refusalField = client !== "messages" && e.refusal !== undefined;
                 if (s.text !== (refusalField ? "" : e.text)) {
@@ -237,6 +244,9 @@ for (const protocol of ["anthropic-messages", "openai-chat", "openai-responses"]
                   }
                 }
               }
+            }
+            if (searchCosts.size !== 1) {
+              problems.push(`${sc.name}: web search costs ${[...searchCosts].join(", ")}`);
             }
           }
           for (const f of FAILING.filter((x) => x.protocol === protocol)) {
