@@ -389,9 +389,19 @@ function partText(part: Obj | undefined): string | undefined {
   return str(part?.text) ?? str(part?.refusal);
 }
 
+/**
+ * A reasoning item's text: its summary parts, or where it has none its raw `reasoning_text`
+ * content (gpt-oss and the open-weight servers give that instead; a stream of it comes as
+ * `reasoning_text.delta`, read alike).
+ */
 function summaryText(item: Obj): string {
-  const parts = Array.isArray(item.summary) ? item.summary : [];
-  return parts.map((p) => str(obj(p)?.text) ?? "").filter((t) => t !== "").join("\n\n");
+  const summary = joined(item.summary, "\n\n");
+  return summary !== "" ? summary : joined(item.content, "");
+}
+
+function joined(parts: unknown, by: string): string {
+  if (!Array.isArray(parts)) return "";
+  return parts.map((p) => str(obj(p)?.text) ?? "").filter((t) => t !== "").join(by);
 }
 
 /** A message item's parts as text blocks (a refusal part as a refusal block). */

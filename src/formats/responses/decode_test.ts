@@ -351,3 +351,28 @@ Deno.test("decoder: a custom tool's free-form input is the JSON {input} of its f
   }
   assert.deepEqual(toolJson(empty).map((j) => JSON.parse(j)), [{ input: "" }]);
 });
+
+Deno.test("decoder: a reasoning item's reasoning_text content (raw reasoning, gpt-oss) is its reasoning when it has no summary, whole or done-only", () => {
+  const item = {
+    id: "rs_1",
+    type: "reasoning",
+    summary: [],
+    content: [{ type: "reasoning_text", text: "Think step " }, {
+      type: "reasoning_text",
+      text: "by step.",
+    }],
+  };
+  const reasoning = (events: Event[]) =>
+    events.flatMap((e) => e.type === "reasoning_delta" ? [e.delta] : []).join("");
+  const body: Event[] = [];
+  decodeResponsesBody({ status: "completed", output: [item] }, (e) => body.push(e));
+  const doneOnly = decode([
+    frame({ type: "response.output_item.added", output_index: 0, item: { ...item, content: [] } }),
+    frame({ type: "response.output_item.done", output_index: 0, item }),
+    frame({ type: "response.completed", response: { status: "completed" } }),
+  ].join(""));
+  for (const events of [body, doneOnly]) {
+    assert.equal(reasoning(events), "Think step by step.");
+    assertWellFormed(events);
+  }
+});
