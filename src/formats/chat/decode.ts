@@ -29,6 +29,9 @@ interface ToolSlot {
   any?: boolean;
 }
 
+/** The upstream index the deprecated `function_call` is kept under (no real index is negative). */
+const LEGACY_CALL = -1;
+
 /** Block bookkeeping shared by the stream and body decoders. */
 class ChatFold {
   started = false;
@@ -80,6 +83,10 @@ class ChatFold {
         if (o) this.toolCall(o, emit);
       }
     }
+    // The deprecated `function_call` (one call, no id, finish `function_call`): a tool call,
+    // kept apart from `tool_calls` indices, so that a `tool_calls` finish has its call.
+    const fc = obj(d.function_call);
+    if (fc) this.toolCall({ index: LEGACY_CALL, function: fc }, emit);
   }
 
   /** Text, or (`refusal`) the model's refusal: a block of its own, told apart at its start. */

@@ -370,3 +370,46 @@ Deno.test("chat decoder: a custom tool's free-form input is the JSON {input} of 
     assert.deepEqual(events.filter((e) => e.type === "tool_call_end").length, 1);
   }
 });
+
+Deno.test("chat decoder: the deprecated function_call is a tool call, streamed and whole", () => {
+  // Finished `function_call`, it must not leave a `tool_calls` finish without any call.
+  const calls = (events: Event[]) =>
+    events.flatMap((e) =>
+      e.type === "tool_call_start"
+        ? [`${e.name}:`]
+        : e.type === "tool_call_delta"
+        ? [e.json]
+        : e.type === "tool_call_end"
+        ? ["|"]
+        : []
+    ).join("");
+  const streamed = decodeStream(
+    createChatDecoder(),
+    sse(
+      delta({ role: "assistant", content: null, function_call: { name: "f", arguments: "" } }),
+      delta({ function_call: { arguments: '{"a":' } }),
+      delta({ function_call: { arguments: "1}" } }),
+      delta({}, "function_call"),
+      "[DONE]",
+    ),
+    "whole",
+  );
+  const body: Event[] = [];
+  decodeChatBody({
+    id: "c1",
+    model: "m",
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: null,
+        function_call: { name: "f", arguments: '{"a":1}' },
+      },
+      finish_reason: "function_call",
+    }],
+  }, (e) => body.push(e));
+  for (const events of [streamed, body]) {
+    assert.equal(calls(events), 'f:{"a":1}|');
+    assert.deepEqual(events.at(-1), { type: "finish", reason: "tool_calls" });
+  }
+});
