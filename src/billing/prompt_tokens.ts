@@ -40,6 +40,37 @@ export function countPromptTokens(req: TextRequest): number {
   return Math.ceil(chars / 4) + images * IMAGE_TOKENS;
 }
 
+/**
+ * A PDF page as the providers bill it: its text (1 500–3 000 tokens on a dense page, by
+ * Anthropic's guide) and the image of the page they read beside it, with room for denser
+ * pages.
+ */
+export const PDF_PAGE_TOKENS = 6_000;
+
+const PDF_DATA_URL = "data:application/pdf;base64,";
+
+/**
+ * The tokens a base64 PDF is billed at, from its pages (each page object's `/Type /Page`);
+ * undefined where none can be seen (not base64, or pages kept in compressed object streams),
+ * and the caller counts its characters. Counted at four characters a token, a 3 MB PDF of ten
+ * pages was held for the whole context, ~750 K tokens, where the upstream bills ~30 K: an
+ * account that could pay for it many times over was refused with a 402.
+ */
+export function pdfPromptTokens(base64: string): number | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.fromBase64(base64);
+  } catch {
+    return undefined;
+  }
+  const text = latin1.decode(bytes);
+  const pages = text.match(/\/Type\s*\/Page(?![A-Za-z])/g)?.length ?? 0;
+  return pages > 0 ? pages * PDF_PAGE_TOKENS : undefined;
+}
+
+/** Every byte one character: the PDF's own markers are ASCII. */
+const latin1 = new TextDecoder("latin1");
+
 /** Block types that carry one image, however they spell its source. */
 const IMAGE_BLOCKS = new Set(["image", "image_url", "input_image"]);
 
@@ -58,9 +89,17 @@ export function bodyPromptBound(
 ): number {
   let chars = 0;
   let images = 0;
+  let pdfs = 0;
+  /** A base64 PDF's tokens by its pages, or its characters where they cannot be seen. */
+  const pdf = (base64: string, counted: number) => {
+    const t = pdfPromptTokens(base64);
+    if (t === undefined) chars += counted;
+    else pdfs += t;
+  };
   const walk = (v: unknown): void => {
     if (typeof v === "string") {
       if (v.startsWith("data:image/")) images++;
+      else if (v.startsWith(PDF_DATA_URL)) pdf(v.slice(PDF_DATA_URL.length), v.length);
       else chars += v.length;
     } else if (Array.isArray(v)) {
       for (const x of v) walk(x);
@@ -73,10 +112,17 @@ export function bodyPromptBound(
       // Audio's payload is counted as text (a generous bound, capped at the context below);
       // the hold prices it as audio (`seen`).
       if (type === "input_audio" && seen) seen.audio = true;
+      // Anthropic's base64 source: the PDF's bytes in `data`, its type beside it.
+      const source = v as { media_type?: unknown; data?: unknown };
+      if (source.media_type === "application/pdf" && typeof source.data === "string") {
+        pdf(source.data, source.data.length);
+        for (const [k, x] of Object.entries(v)) if (k !== "data") walk(x);
+        return;
+      }
       for (const x of Object.values(v)) walk(x);
     }
   };
   walk(body);
-  const tokens = Math.ceil(chars / 4) + images * IMAGE_TOKENS;
+  const tokens = Math.ceil(chars / 4) + images * IMAGE_TOKENS + pdfs;
   return contextLength > 0 ? Math.min(tokens, contextLength) : tokens;
 }

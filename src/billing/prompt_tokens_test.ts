@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { bodyPromptBound } from "./prompt_tokens.ts";
+import { bodyPromptBound, PDF_PAGE_TOKENS, pdfPromptTokens } from "./prompt_tokens.ts";
 
 Deno.test("bodyPromptBound: every string at four characters a token, wherever it sits", () => {
   const body = {
@@ -62,4 +62,38 @@ Deno.test("bodyPromptBound: says when the prompt carries audio", () => {
     seen,
   );
   assert.equal(seen.audio, true);
+});
+
+/** A PDF of `pages` page objects, uncompressed, as base64. */
+function pdfOf(pages: number): string {
+  const objs = Array.from(
+    { length: pages },
+    (_, i) => `${i + 3} 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n`,
+  );
+  const text = "%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" +
+    `2 0 obj\n<< /Type /Pages /Count ${pages} /Kids [] >>\nendobj\n` + objs.join("") +
+    "x".repeat(300_000) + "\n%%EOF\n";
+  return btoa(text);
+}
+
+Deno.test("bodyPromptBound: a base64 PDF is held by its pages, not its characters, in every format", () => {
+  const data = pdfOf(3);
+  assert.ok(data.length > 400_000);
+  const forms = [
+    // messages
+    { type: "document", source: { type: "base64", media_type: "application/pdf", data } },
+    // chat
+    { type: "file", file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${data}` } },
+    // responses
+    { type: "input_file", filename: "a.pdf", file_data: `data:application/pdf;base64,${data}` },
+  ];
+  for (const part of forms) {
+    const bound = bodyPromptBound({ content: [part] }, 1_000_000);
+    // Three pages, and the few short strings around the data.
+    assert.ok(bound >= 3 * PDF_PAGE_TOKENS && bound < 3 * PDF_PAGE_TOKENS + 50, `${bound}`);
+  }
+  // Pages it cannot see (compressed, or no PDF at all): its characters, as before.
+  const opaque = btoa("%PDF-1.7\n" + "\u00ff".repeat(300_000));
+  assert.ok(bodyPromptBound({ file_data: `data:application/pdf;base64,${opaque}` }, 0) > 100_000);
+  assert.equal(pdfPromptTokens("not base64!"), undefined);
 });
