@@ -36,7 +36,7 @@ export async function readJsonBody(
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new GatewayError(400, "request body must be a JSON object");
   }
-  checkDepth(value, 0);
+  checkDepth(value, 1); // the root object is the first level
   return value as Record<string, unknown>;
 }
 

@@ -142,6 +142,16 @@ Deno.test("body: deep nesting → 400; ordinary nesting is fine", async () => {
   await readJsonBody(post(ok), MAX);
 });
 
+Deno.test("body: nesting is bounded at exactly jsonDepthMax levels, the root one of them", async () => {
+  // The README's limit: a body may nest 64 levels deep (the root object is the first level),
+  // a 400 beyond.
+  const nested = (levels: number) => '{"a":'.repeat(levels - 1) + "[]" + "}".repeat(levels - 1);
+  await readJsonBody(post(nested(jsonDepthMax)), MAX);
+  const r = await status(post(nested(jsonDepthMax + 1)), MAX);
+  assert.equal(r.status, 400);
+  assert.match(r.message, /nests deeper than 64 levels/);
+});
+
 Deno.test("body: very deep nesting does not blow the stack", async () => {
   const n = 100_000;
   const r = await status(post(`{"a":${"[".repeat(n)}${"]".repeat(n)}}`), 1_000_000);
