@@ -124,7 +124,12 @@ function itemToInternal(
       const parts = contentToInternal(it.content as string | ContentPart[]);
       if (role === "system" || role === "developer") {
         for (const p of parts) if (p.type === "text") system.push(p);
-      } else push(role === "assistant" ? "assistant" : "user", parts);
+      } else if (role === "assistant") push("assistant", parts);
+      // A user turn of `content: ""` stays, with its blank text (as chat's and a string
+      // input's do): left out last, the assistant's answer before it would become a prefill
+      // that Claude continues instead of answering. Blank text goes where an upstream refuses
+      // it (see the messages encoder).
+      else push("user", it.content === "" ? [{ type: "text", text: "" }] : parts);
       return;
     }
     case "function_call":
