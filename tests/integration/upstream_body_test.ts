@@ -806,28 +806,29 @@ Deno.test("a request whose every message is empty is a 400 of the gateway's, in 
   });
 });
 
-Deno.test("a blank last user turn reaches Claude from chat and responses alike, never as a prefill", async () => {
+Deno.test("a blank or empty last user turn reaches Claude from chat and responses alike, never as a prefill", async () => {
   await withGateway(async (g) => {
-    const history = [
-      { role: "user", content: "Hi [[mock:tokens=2]]" },
-      { role: "assistant", content: "Hello" },
-      { role: "user", content: "" },
-    ];
-    await openai(g).chat.completions.create({
-      model: "anthropic/claude-sonnet-4.5",
-      messages: history as OpenAI.Chat.ChatCompletionMessageParam[],
-    });
-    await openai(g).responses.create({
-      model: "anthropic/claude-sonnet-4.5",
-      input: history as OpenAI.Responses.ResponseInput,
-    });
+    for (const content of ["", []]) {
+      const history = [
+        { role: "user", content: "Hi [[mock:tokens=2]]" },
+        { role: "assistant", content: "Hello" },
+        { role: "user", content },
+      ];
+      await openai(g).chat.completions.create({
+        model: "anthropic/claude-sonnet-4.5",
+        messages: history as OpenAI.Chat.ChatCompletionMessageParam[],
+      });
+      await openai(g).responses.create({
+        model: "anthropic/claude-sonnet-4.5",
+        input: history as OpenAI.Responses.ResponseInput,
+      });
+    }
     const sent = g.mock.stats.calls.map((c) =>
       (c.body as { messages: { role: string; content: unknown }[] }).messages.at(-1)
     );
-    // Left out, the assistant's "Hello" would be the last message: Claude would continue it.
-    assert.deepEqual(sent, [
-      { role: "user", content: [{ type: "text", text: "" }] },
-      { role: "user", content: [{ type: "text", text: "" }] },
-    ]);
+    // Left out, the assistant's "Hello" would be the last message: Claude would continue it
+    // (the real API refuses the blank turn instead, with a 400 that says what is wrong).
+    const blank = { role: "user", content: [{ type: "text", text: "" }] };
+    assert.deepEqual(sent, [blank, blank, blank, blank]);
   });
 });

@@ -717,16 +717,17 @@ function messagesOut(messages: Message[]): Record<string, unknown>[] {
   const out: { role: string; content: Record<string, unknown>[] }[] = [];
   for (const [i, m] of messages.entries()) {
     let content = m.parts.flatMap((p) => partOut(p, m.role));
-    // A last user message of blank text alone stays (Anthropic's 400 says what is wrong):
-    // dropped, it would leave the assistant's last turn as a prefill to continue. After a
-    // user turn (the assistant's between them was blank too) it goes: merged into that turn,
-    // it would only be refused.
+    // A last user message of blank text alone, or of nothing (`content: []`), stays
+    // (Anthropic's 400 says what is wrong): dropped, it would leave the assistant's last turn
+    // as a prefill to continue. After a user turn (the assistant's between them was blank
+    // too) it goes: merged into that turn, it would only be refused.
     if (
       content.length === 0 && m.role === "user" && i === messages.length - 1 &&
       out.at(-1)?.role !== "user"
     ) {
       const blank = m.parts.find((p) => p.type === "text");
       if (blank) content = [textOut(blank as TextPart)];
+      else if (m.parts.length === 0) content = [{ type: "text", text: "" }];
     }
     // Anthropic refuses an assistant message whose final block is thinking ("The final block
     // in an assistant message cannot be `thinking`"): a turn cut off once its thinking had come

@@ -290,6 +290,22 @@ Deno.test("fromInternal: a blank last user message after a blank assistant turn 
   assert.equal(kept.at(-1)?.role, "user");
 });
 
+Deno.test("fromInternal: a last user message of no content at all stays too, never leaving a prefill", () => {
+  // Chat's `content: []`: OpenAI refuses it, and so does Claude; left out, the assistant's
+  // answer before it would be continued as a prefill instead.
+  const sent = fromInternal(
+    req({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "Hi" }] },
+        { role: "assistant", parts: [{ type: "text", text: "Hello" }] },
+        { role: "user", parts: [] },
+      ],
+    }),
+    UPSTREAM,
+  ).messages as { role: string; content: unknown }[];
+  assert.deepEqual(sent.at(-1), { role: "user", content: [{ type: "text", text: "" }] });
+});
+
 Deno.test("fromInternal: a named prompt cache asks Claude for its automatic breakpoint, unless the client marked its own", () => {
   assert.deepEqual(fromInternal(req({ promptCacheKey: "k" }), UPSTREAM).cache_control, {
     type: "ephemeral",

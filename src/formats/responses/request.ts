@@ -84,6 +84,14 @@ export function toInternal(body: ResponsesRequest | Obj, model: string): TextReq
   const input = b.input ?? [];
   if (typeof input === "string") push("user", [{ type: "text", text: input }]);
   else for (const item of input) itemToInternal(item, system, push, map);
+  // A last user message of no content (`content: []`) is kept as such: left out, the
+  // assistant's answer before it would be the last message, a prefill Claude continues.
+  const lastItem = Array.isArray(input) ? input.at(-1) as Obj | undefined : undefined;
+  if (
+    lastItem && (lastItem.type ?? "message") === "message" && lastItem.role === "user" &&
+    Array.isArray(lastItem.content) && lastItem.content.length === 0 &&
+    messages.at(-1)?.role === "assistant"
+  ) messages.push({ role: "user", parts: [] });
 
   const req: TextRequest = { model, system, messages, stream: b.stream === true };
   if (map.tools.length > 0) req.tools = map.tools;

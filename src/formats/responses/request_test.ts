@@ -987,11 +987,12 @@ Deno.test("passThroughRequest: reasoning left out takes the items' ids with it (
   assert.deepEqual(passThroughRequest(kept, "gpt-5").input, kept.input);
 });
 
-Deno.test("toInternal: a blank last user message is kept, so Claude is not sent a prefill", () => {
-  // As chat's `content: ""` and a string `input: ""`: the message stays with its blank text.
+Deno.test("toInternal: a blank or empty last user message is kept, so Claude is not sent a prefill", () => {
+  // As chat's `content: ""` and a string `input: ""`: the message stays with its blank text;
+  // `content: []` stays as a message of nothing.
   // Left out, the assistant's answer before it would become the last message, which Anthropic
   // continues as a prefill instead of answering (Claude's own 400 says what is wrong).
-  for (const content of ["", [{ type: "input_text", text: "" }]]) {
+  for (const content of ["", [{ type: "input_text", text: "" }], []]) {
     const req = toInternal(
       validateResponsesRequest({
         model: "x",
@@ -1003,8 +1004,15 @@ Deno.test("toInternal: a blank last user message is kept, so Claude is not sent 
       }),
       "a/b",
     );
-    assert.deepEqual(req.messages.at(-1), { role: "user", parts: [{ type: "text", text: "" }] });
+    assert.deepEqual(req.messages.at(-1), {
+      role: "user",
+      parts: Array.isArray(content) && content.length === 0 ? [] : [{ type: "text", text: "" }],
+    });
     const sent = messagesFromInternal(req, "claude-x").messages as { role: string }[];
-    assert.equal(sent.at(-1)?.role, "user", JSON.stringify(content));
+    assert.deepEqual(
+      sent.at(-1),
+      { role: "user", content: [{ type: "text", text: "" }] },
+      JSON.stringify(content),
+    );
   }
 });
