@@ -832,3 +832,35 @@ Deno.test("a blank or empty last user turn reaches Claude from chat and response
     assert.deepEqual(sent, [blank, blank, blank, blank]);
   });
 });
+
+Deno.test("responses: audio for Claude goes to a responses upstream as sent, or is a 400 — never dropped with its turn", async () => {
+  const input = [
+    { role: "user", content: "Hi [[mock:tokens=2]]" },
+    { role: "assistant", content: "Hello" },
+    {
+      role: "user",
+      content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }],
+    },
+  ];
+  await withGateway(async (g) => {
+    await openai(g).responses.create({
+      model: "anthropic/claude-sonnet-4.5",
+      input: input as unknown as OpenAI.Responses.ResponseInput,
+    });
+    const call = g.mock.stats.calls[0];
+    // OpenRouter's responses API, with the audio turn last as the client sent it.
+    assert.equal((call.body as { model: string }).model, "anthropic/claude-sonnet-4.5");
+    assert.deepEqual((call.body as { input: unknown[] }).input.at(-1), input.at(-1));
+  });
+  await withGateway(async (g) => {
+    const res = await fetch(`${g.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "anthropic/claude-sonnet-4.5", input }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.match(body.error.message, /input_audio/);
+    assert.equal(g.mock.stats.calls.length, 0);
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] });
+});
