@@ -864,3 +864,25 @@ Deno.test("responses: audio for Claude goes to a responses upstream as sent, or 
     assert.equal(g.mock.stats.calls.length, 0);
   }, { withoutKeys: ["OPENROUTER_API_KEY"] });
 });
+
+Deno.test("messages: a last user turn of nothing reaches a chat upstream blank, never leaving a prefill", async () => {
+  await withGateway(async (g) => {
+    const res = await fetch(`${g.baseURL}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "deepseek/deepseek-chat", // OpenRouter's chat API, which continues a prefill
+        max_tokens: 16,
+        messages: [
+          { role: "user", content: "Hi [[mock:tokens=2]]" },
+          { role: "assistant", content: "Hello" },
+          { role: "user", content: [] },
+        ],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    const sent = (g.mock.stats.calls[0].body as { messages: unknown[] }).messages;
+    assert.deepEqual(sent.at(-1), { role: "user", content: "" });
+  });
+});

@@ -375,9 +375,18 @@ export function fromInternal(
 ): Obj {
   const messages: Obj[] = [];
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });
-  for (const m of req.messages) {
-    if (m.role === "user") pushUser(messages, m.parts);
-    else {
+  for (const [i, m] of req.messages.entries()) {
+    if (m.role === "user") {
+      const before = messages.length;
+      pushUser(messages, m.parts);
+      // A last user turn of nothing (a messages client's `content: []`) stays, blank: left
+      // out, the assistant's answer before it would be the last message, which OpenRouter's
+      // providers continue as a prefill instead of answering.
+      if (
+        messages.length === before && i === req.messages.length - 1 &&
+        messages.at(-1)?.role === "assistant"
+      ) messages.push({ role: "user", content: "" });
+    } else {
       const msg = assistantMessage(m.parts, options.openrouterReasoning === true, upstreamModel);
       if (msg) messages.push(msg);
     }

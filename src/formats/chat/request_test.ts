@@ -283,6 +283,29 @@ Deno.test("fromInternal: images a tool returned follow in a user message", () =>
   ]);
 });
 
+Deno.test("fromInternal: a last user turn of nothing stays, blank, never leaving a prefill", () => {
+  // A messages client's `content: []`: left out, the assistant's answer before it would be the
+  // last message, which OpenRouter's providers continue as a prefill instead of answering.
+  const req: TextRequest = {
+    model: "m",
+    system: [],
+    stream: false,
+    messages: [
+      { role: "user", parts: [{ type: "text", text: "Hi" }] },
+      { role: "assistant", parts: [{ type: "text", text: "Hello" }] },
+      { role: "user", parts: [] },
+    ],
+  };
+  assert.deepEqual(fromInternal(req, "up").messages, [
+    { role: "user", content: "Hi" },
+    { role: "assistant", content: "Hello" },
+    { role: "user", content: "" },
+  ]);
+  // Not the last turn: it goes, as before.
+  req.messages.push({ role: "assistant", parts: [{ type: "text", text: "Yes?" }] });
+  assert.equal((fromInternal(req, "up").messages as unknown[]).length, 3);
+});
+
 Deno.test("fromInternal: a tool result of images alone says they follow, not an empty message", () => {
   const req: TextRequest = {
     model: "m",
