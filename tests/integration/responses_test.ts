@@ -226,6 +226,38 @@ for (const u of UPSTREAMS) {
     }, opts);
   });
 
+  Deno.test(`responses (${u} upstream): the response echoes the text.format asked for, streamed or not`, async () => {
+    // LangChain's ChatOpenAI (useResponsesApi, withStructuredOutput) parses a streamed answer
+    // only when response.completed says `text.format.type: "json_schema"`, as OpenAI echoes
+    // it; the body is the one it sent.
+    const format = {
+      type: "json_schema",
+      schema: {
+        type: "object",
+        properties: { name: { type: "string" }, age: { type: "number" } },
+        required: ["name", "age"],
+        additionalProperties: false,
+      },
+      name: "extract",
+      strict: true,
+    } as const;
+    await withGateway(async (g) => {
+      const body = {
+        model,
+        text: { format },
+        input: [{ type: "message" as const, role: "user" as const, content: "Bob is 42" }],
+      };
+      const stream = await client(g).responses.create({ ...body, stream: true });
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const ev of stream) if (ev.type === "response.completed") completed = ev.response;
+      assert.equal(completed?.text?.format?.type, "json_schema");
+      assert.deepEqual(JSON.parse(completed!.output_text), { name: "mock name 1", age: 1 });
+      const whole = await client(g).responses.create(body);
+      assert.equal(whole.text?.format?.type, "json_schema");
+      assert.equal((whole.text?.format as { name?: string }).name, "extract");
+    }, opts);
+  });
+
   for (const fault of ["fail", "cut"]) {
     Deno.test(`responses (${u} upstream): an in-stream failure (${fault}=3) ends with response.failed`, async () => {
       await withGateway(async (g) => {

@@ -93,6 +93,7 @@ function response(
   extra: { usage: unknown; error?: unknown; incomplete?: unknown },
 ): Record<string, unknown> {
   const r = obj(body.reasoning);
+  const text = obj(body.text);
   return {
     id: ids(a).id,
     object: "response",
@@ -114,7 +115,9 @@ function response(
     service_tier: "default",
     store: body.store ?? true,
     temperature: body.temperature ?? 1,
-    text: { format: { type: "text" }, verbosity: "medium" },
+    // OpenAI echoes the format asked for: LangChain's ChatOpenAI reads `json_schema` here
+    // in response.completed to parse a streamed structured answer.
+    text: { format: text.format ?? { type: "text" }, verbosity: text.verbosity ?? "medium" },
     tool_choice: body.tool_choice ?? "auto",
     tools: Array.isArray(body.tools) ? body.tools : [],
     top_logprobs: 0,
