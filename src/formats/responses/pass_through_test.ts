@@ -166,3 +166,30 @@ Deno.test("pass-through: an upstream's context_length_exceeded reaches the clien
   const r = fs.find(([n]) => n === "response.failed")![1].response as Record<string, unknown>;
   assert.deepEqual(r.error, { code: "context_length_exceeded", message });
 });
+
+Deno.test("pass-through body: the text format asked for is echoed where the upstream did not", () => {
+  const format = { type: "json_schema", name: "w", schema: { type: "object" }, strict: true };
+  const asked: EncodeContext = { ...ctx, clientBody: { text: { format } } };
+  const upstream = {
+    id: "resp_1",
+    object: "response",
+    status: "completed",
+    output: [],
+    text: { format: { type: "text" }, verbosity: "medium" },
+    usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+  };
+  // LangChain parses a streamed structured answer only when the response names json_schema.
+  const out = responsesPassThroughBody(structuredClone(upstream), cost, asked) as {
+    text: { format: unknown; verbosity: unknown };
+  };
+  assert.deepEqual(out.text, { format, verbosity: "medium" });
+  const { text: _, ...silent } = upstream;
+  assert.deepEqual((responsesPassThroughBody(silent, cost, asked) as typeof out).text, { format });
+  // One the upstream echoed stays its own; a client that asked for nothing changes nothing.
+  const echoed = { ...upstream, text: { format: { ...format, name: "u" } } };
+  assert.deepEqual((responsesPassThroughBody(echoed, cost, asked) as typeof out).text, echoed.text);
+  assert.deepEqual(
+    (responsesPassThroughBody(upstream, cost, ctx) as typeof out).text,
+    upstream.text,
+  );
+});

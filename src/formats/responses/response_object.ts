@@ -9,6 +9,7 @@ import type { GatewayError } from "../../http/gateway_error.ts";
 import type { EncodeContext } from "../codec.ts";
 import { responsesErrorCode, withRetryHint } from "./errors.ts";
 import { addCost, usageToResponses } from "./usage.ts";
+import { obj } from "../json.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -77,6 +78,14 @@ export function responseError(error: GatewayError): Obj {
  */
 export function editUpstreamResponse(r: Obj, cost: CostReport, ctx: EncodeContext): Obj {
   const out: Obj = { ...r, id: ctx.id, model: ctx.model, usage: addCost(r.usage, cost) };
+  // The format asked for, as OpenAI echoes it: LangChain parses a streamed structured answer
+  // only when the final response says `json_schema`, and an upstream that answers in OpenAI's
+  // format without echoing it (or says `text`) would leave that client with nothing parsed.
+  const asked = obj(obj(ctx.clientBody?.text)?.format);
+  const said = obj(obj(r.text)?.format);
+  if (asked && asked.type !== "text" && (!said || said.type === "text")) {
+    out.text = { ...obj(r.text), format: asked };
+  }
   if (typeof out.output_text !== "string" && Array.isArray(r.output)) {
     out.output_text = outputText(r.output as Obj[]);
   }
