@@ -1,4 +1,5 @@
 import type { TextRequest } from "../events/text_request.ts";
+import { pdfPages } from "./pdf_pages.ts";
 
 /**
  * Images are billed by providers at a few hundred to a couple of thousand tokens each,
@@ -50,8 +51,8 @@ export const PDF_PAGE_TOKENS = 6_000;
 const PDF_DATA_URL = "data:application/pdf;base64,";
 
 /**
- * The tokens a base64 PDF is billed at, from its pages (each page object's `/Type /Page`);
- * undefined where none can be seen (not base64, or pages kept in compressed object streams),
+ * The tokens a base64 PDF is billed at, from its pages (pdf_pages.ts); undefined where they
+ * cannot all be seen (not base64, or objects kept in compressed object streams),
  * and the caller counts its characters. Counted at four characters a token, a 3 MB PDF of ten
  * pages was held for the whole context, ~750 K tokens, where the upstream bills ~30 K: an
  * account that could pay for it many times over was refused with a 402.
@@ -63,9 +64,8 @@ export function pdfPromptTokens(base64: string): number | undefined {
   } catch {
     return undefined;
   }
-  const text = latin1.decode(bytes);
-  const pages = text.match(/\/Type\s*\/Page(?![A-Za-z])/g)?.length ?? 0;
-  return pages > 0 ? pages * PDF_PAGE_TOKENS : undefined;
+  const pages = pdfPages(latin1.decode(bytes));
+  return pages === undefined ? undefined : pages * PDF_PAGE_TOKENS;
 }
 
 /** Every byte one character: the PDF's own markers are ASCII. */

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { PDF_PAGE_TOKENS, pdfPromptTokens } from "./prompt_tokens.ts";
+
+/** A PDF's text: the catalog, a page tree of `kids` (its `/Count` given apart), and `rest`. */
+function pdf(kids: number[], count: number, rest: string): string {
+  const refs = kids.map((k) => `${k} 0 R`).join(" ");
+  return "%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" +
+    `2 0 obj\n<< /Type /Pages /Count ${count} /Kids [${refs}] >>\nendobj\n` + rest +
+    "\n%%EOF\n";
+}
+
+/** The pages the hold counts a PDF's text as (its tokens by page), undefined where unseen. */
+const pdfPages = (text: string) => {
+  const t = pdfPromptTokens(btoa(text));
+  return t === undefined ? undefined : t / PDF_PAGE_TOKENS;
+};
+
+const page = (n: number, type = "/Type /Page ") =>
+  `${n} 0 obj\n<< ${type}/Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n`;
+
+Deno.test("pdfPromptTokens: pages in compressed object streams beside one plain decoy are not seen, so none are counted", () => {
+  // 200 pages in an object stream (their dictionaries deflated, unreadable here), one page
+  // outside it: the reader bills 201 pages; counted as 1 the hold was 6 000 tokens.
+  const kids = Array.from({ length: 201 }, (_, i) => i + 3);
+  const text = pdf(
+    kids,
+    201,
+    page(3) + "300 0 obj\n<< /Type /ObjStm /N 200 /First 1400 /Filter /FlateDecode /Length 9 >>\n" +
+      "stream\nx\u009c\u00ed\u00c1\u0001\r\u0000\u0000\u0000\nendstream\nendobj\n",
+  );
+  assert.equal(pdfPages(text), undefined); // counted by its characters instead
+});
+
+Deno.test("pdfPromptTokens: a name spelt with #xx escapes is the same name", () => {
+  const text = pdf([3, 4, 5], 3, page(3, "/Type /P#61ge ") + page(4, "/Ty#70e /Page ") + page(5));
+  assert.equal(pdfPages(text), 3);
+});
+
+Deno.test("pdfPromptTokens: pages without /Type (readers take a leaf of the tree as a page) count by the tree", () => {
+  const kids = Array.from({ length: 50 }, (_, i) => i + 3);
+  const text = pdf(kids, 50, page(3) + kids.slice(1).map((k) => page(k, "")).join(""));
+  assert.ok((pdfPages(text) ?? 0) >= 50, `${pdfPages(text)}`);
+  // The tree's /Count, where its Kids are fewer (an indirect Kids array is not read: unseen).
+  assert.ok((pdfPages(pdf([3], 40, page(3))) ?? 0) >= 40);
+  assert.equal(pdfPages(pdf([3], 1, page(3)).replace("/Kids [3 0 R]", "/Kids 9 0 R")), undefined);
+  assert.equal(pdfPages(pdf([3], 1, page(3)).replace("/Count 1", "/Count 9 0 R")), undefined);
+});
+
+Deno.test("pdfPromptTokens: a comment is whitespace between a key and its value", () => {
+  const text = pdf([3, 4], 2, page(3, "/Type%x\n/Page ") + page(4));
+  assert.equal(pdfPages(text), 2);
+});
+
+Deno.test("pdfPromptTokens: a plain PDF is still held by its pages", () => {
+  assert.equal(pdfPages(pdf([3, 4, 5], 3, page(3) + page(4) + page(5) + "x".repeat(100_000))), 3);
+});
+
+Deno.test("pdfPromptTokens: a hostile PDF of long runs is read in linear time", () => {
+  const runs = [
+    pdf([3], 1, "/Count " + "1".repeat(1_000_000) + "x"),
+    pdf([3], 1, "/Kids [" + "1".repeat(1_000_000) + "]"),
+    pdf([3], 1, "/Type " + "%".repeat(1_000_000) + "x"),
+    pdf([3], 1, "/Type " + " %".repeat(500_000) + "x"),
+  ];
+  for (const text of runs) {
+    const t0 = performance.now();
+    pdfPages(text);
+    assert.ok(performance.now() - t0 < 1_000, `${performance.now() - t0} ms`);
+  }
+});
