@@ -1,8 +1,11 @@
 /**
  * Whether a JSON schema is one OpenAI's strict mode takes (`strict: true` on a chat or
  * responses function): every object closed (`additionalProperties: false`) with every one of
- * its properties required, a root that is an object, and none of the keywords strict mode does
- * not support (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas).
+ * its properties required, a root that is an object, every schema typed, none of the keywords
+ * strict mode does not support, within its limits
+ * (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas). Where unsure
+ * it says no: a schema wrongly thought to fit is a 400 for a request OpenAI's default mode
+ * answers, one wrongly thought not to fit only goes unconstrained.
  * OpenAI answers 400 to a strict tool whose schema is anything else ("'required' is required to
  * be supplied and to be an array including every key in properties"), where Anthropic's strict
  * mode takes optional properties: a messages client's strict tool reaches OpenAI strict only
@@ -10,9 +13,14 @@
  */
 import { isObject, type Obj } from "./json.ts";
 
-/** Keywords strict mode refuses (composition, conditionals, and object and array extras). */
+/**
+ * Keywords strict mode refuses (composition, conditionals, and object and array extras).
+ * `oneOf` among them: OpenAI takes `anyOf` alone (a discriminated union Pydantic or zod writes
+ * as `oneOf` is refused), as tuples (`prefixItems`, an array of `items`) are.
+ */
 const UNSUPPORTED = [
   "allOf",
+  "oneOf",
   "not",
   "if",
   "then",
@@ -29,29 +37,60 @@ const UNSUPPORTED = [
   "minContains",
   "maxContains",
   "uniqueItems",
+  "prefixItems",
 ];
 
-export function fitsOpenAIStrict(schema: Obj): boolean {
-  return schema.type === "object" && fits(schema);
+/**
+ * OpenAI's limits on a strict schema: levels of objects, properties and enum values in all
+ * (https://platform.openai.com/docs/guides/structured-outputs#objects-have-limitations-on-nesting-depth-and-size).
+ */
+const MAX_DEPTH = 10;
+const MAX_PROPERTIES = 5_000;
+const MAX_ENUM_VALUES = 1_000;
+
+/** What a schema has used of the limits so far. */
+interface Tally {
+  properties: number;
+  enumValues: number;
 }
 
-function fits(s: unknown): boolean {
-  if (!isObject(s)) return typeof s !== "boolean"; // `true`/`false` schemas are not taken
+export function fitsOpenAIStrict(schema: Obj): boolean {
+  const tally: Tally = { properties: 0, enumValues: 0 };
+  return schema.type === "object" && fits(schema, 0, tally) &&
+    tally.properties <= MAX_PROPERTIES && tally.enumValues <= MAX_ENUM_VALUES;
+}
+
+/** `depth`: the objects `s` sits in. */
+function fits(s: unknown, depth: number, tally: Tally): boolean {
+  if (!isObject(s)) return false; // `true`/`false` schemas are not taken
   if (UNSUPPORTED.some((k) => k in s)) return false;
+  // Every schema names its type, but for a reference or a union ("schema must have a 'type'
+  // key" is OpenAI's 400 to `{}`, an untyped `items`, a bare `enum`).
+  if (s.type === undefined && typeof s.$ref !== "string" && !Array.isArray(s.anyOf)) {
+    return false;
+  }
+  if (Array.isArray(s.items)) return false; // a tuple
+  if (Array.isArray(s.enum)) tally.enumValues += s.enum.length;
   const types = Array.isArray(s.type) ? s.type : [s.type];
+  let inner = depth;
   if (types.includes("object") || isObject(s.properties)) {
     if (s.additionalProperties !== false) return false;
     const props = isObject(s.properties) ? Object.keys(s.properties) : [];
     const required = Array.isArray(s.required) ? s.required : [];
     if (!props.every((p) => required.includes(p))) return false;
+    tally.properties += props.length;
+    inner = depth + 1;
+    if (inner > MAX_DEPTH) return false;
   }
-  const subs: unknown[] = [
-    ...(isObject(s.properties) ? Object.values(s.properties) : []),
+  const defs: unknown[] = [
     ...(isObject(s.$defs) ? Object.values(s.$defs) : []),
     ...(isObject(s.definitions) ? Object.values(s.definitions) : []),
-    ...(Array.isArray(s.anyOf) ? s.anyOf : []),
-    ...(Array.isArray(s.prefixItems) ? s.prefixItems : []),
-    ...(s.items === undefined ? [] : Array.isArray(s.items) ? s.items : [s.items]),
   ];
-  return subs.every(fits);
+  const subs: unknown[] = [
+    ...(isObject(s.properties) ? Object.values(s.properties) : []),
+    ...(Array.isArray(s.anyOf) ? s.anyOf : []),
+    ...(s.items === undefined ? [] : [s.items]),
+  ];
+  // Definitions are counted from the top: where they are used is not followed.
+  return defs.every((d) => fits(d, 0, tally)) && subs.every((x) => fits(x, inner, tally));
 }
