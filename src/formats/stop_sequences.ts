@@ -5,10 +5,14 @@
  * answer run past it. The text is scanned as it streams: text that may be the start of a stop
  * sequence is held back until the next delta settles it; at a match the text ends there and
  * the call finishes as `stop_sequence`. The upstream's stream is still read to its end, but
- * only its usage passes on (what it generated is what it bills).
+ * only its usage passes on (what it generated is what it bills). A citation waits until the
+ * text it spans has gone out: one over text held back, then cut at a stop, is dropped (its
+ * span would reach past the answer's text).
  */
 import type { Event } from "../events/event.ts";
 import type { Emit, StreamDecoder } from "./codec.ts";
+
+type Citation = Event & { type: "citation" };
 
 export class StopScanner {
   readonly #stops: string[];
@@ -16,6 +20,9 @@ export class StopScanner {
   #held = "";
   #matched: string | undefined;
   #finished = false;
+  /** The open text block's length as passed on, and the citations still past its end. */
+  #length = 0;
+  #cites: Citation[] = [];
 
   constructor(stops: readonly string[]) {
     this.#stops = stops.filter((s) => s !== "");
@@ -41,11 +48,38 @@ export class StopScanner {
       return;
     }
     if (e.type === "text_delta") return this.#text(e.delta, emit);
-    if (e.type === "text_end" && this.#held !== "") {
-      emit({ type: "text_delta", delta: this.#held });
+    if (e.type === "text_start") {
+      this.#length = 0;
+      this.#cites = [];
+    }
+    if (e.type === "citation") {
+      this.#cites.push(e);
+      return this.#citesWithin(emit);
+    }
+    if (e.type === "text_end") {
+      if (this.#held !== "") this.#out(this.#held, emit);
       this.#held = "";
+      this.#citesWithin(emit);
+      this.#cites = []; // past the block's text: no span to show
     }
     emit(e);
+  }
+
+  /** Text passed on, and the citations whose span it completes. */
+  #out(text: string, emit: Emit): void {
+    emit({ type: "text_delta", delta: text });
+    this.#length += text.length;
+    this.#citesWithin(emit);
+  }
+
+  #citesWithin(emit: Emit): void {
+    if (this.#cites.length === 0) return;
+    const wait: Citation[] = [];
+    for (const c of this.#cites) {
+      if (c.end <= this.#length) emit(c);
+      else wait.push(c);
+    }
+    this.#cites = wait;
   }
 
   #text(delta: string, emit: Emit): void {
@@ -57,7 +91,8 @@ export class StopScanner {
       if (i >= 0 && (at < 0 || i < at)) [at, which] = [i, s];
     }
     if (at >= 0) {
-      if (at > 0) emit({ type: "text_delta", delta: text.slice(0, at) });
+      if (at > 0) this.#out(text.slice(0, at), emit);
+      this.#cites = [];
       emit({ type: "text_end" });
       this.#held = "";
       this.#matched = which;
@@ -66,7 +101,7 @@ export class StopScanner {
     const keep = this.#partial(text);
     const out = text.slice(0, text.length - keep);
     this.#held = text.slice(text.length - keep);
-    if (out !== "") emit({ type: "text_delta", delta: out });
+    if (out !== "") this.#out(out, emit);
   }
 
   /** The length of the longest end of `text` that begins a stop sequence. */

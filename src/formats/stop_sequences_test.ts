@@ -71,3 +71,42 @@ Deno.test("stop sequences: past the stop only usage passes (tool calls, errors d
     "finish",
   ]);
 });
+
+Deno.test("stop sequences: a citation never reaches past the text kept before the stop", () => {
+  // A responses upstream's annotation comes mid-text, while the scanner holds "ba" (it may
+  // begin "bar!"); the next delta completes the stop: the text kept is "See foo ", 8 long.
+  const out: Event[] = [];
+  const s = new StopScanner(["bar!"]);
+  const emit = s.wrap((e) => out.push(e));
+  emit({ type: "text_start" });
+  emit({ type: "text_delta", delta: "See foo ba" });
+  emit({ type: "citation", url: "https://a.example", start: 0, end: 3 });
+  emit({ type: "citation", url: "https://b.example", start: 4, end: 10 });
+  emit({ type: "text_delta", delta: "r! more" });
+  emit({ type: "text_end" });
+  s.end((e) => out.push(e));
+  assert.equal(text(out), "See foo ");
+  const cites = out.filter((e) => e.type === "citation");
+  assert.deepEqual(cites.map((c) => c.url), ["https://a.example"]);
+  // Each before the block's end, as event.ts has it.
+  const at = (t: string) => out.findIndex((e) => e.type === t);
+  assert.ok(at("citation") < at("text_end"));
+});
+
+Deno.test("stop sequences: without a match every citation passes, after the text it cites", () => {
+  const out: Event[] = [];
+  const s = new StopScanner(["bar!"]);
+  const emit = s.wrap((e) => out.push(e));
+  emit({ type: "text_start" });
+  emit({ type: "text_delta", delta: "See foo ba" });
+  emit({ type: "citation", url: "https://b.example", start: 4, end: 10 });
+  emit({ type: "text_end" });
+  assert.deepEqual(out.map((e) => e.type), [
+    "text_start",
+    "text_delta",
+    "text_delta",
+    "citation",
+    "text_end",
+  ]);
+  assert.equal(text(out), "See foo ba");
+});
