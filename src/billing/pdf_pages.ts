@@ -2,9 +2,11 @@
  * The pages of a PDF, read from its text (its bytes one character each) without parsing it:
  * for the hold, which bills a PDF by its pages (prompt_tokens.ts). An under-count is money the
  * hold does not cover — a PDF held for one page and billed for two hundred — so the count is
- * the largest of the readings a reader might follow (each page dictionary's `/Type /Page`, the
- * tree's `/Count`, the references of its `/Kids`), and none at all where pages may be out of
- * sight: then the caller counts the PDF's characters, as for any text.
+ * the larger of the readings a reader might follow (each page dictionary's `/Type /Page`, the
+ * references of the tree's `/Kids`), and none at all where pages may be out of sight: then the
+ * caller counts the PDF's characters, as for any text. `/Count` is not read: an outline's
+ * (bookmarks, often more than the pages) is spelt alike, and a page no `/Kids` names is one
+ * no reader reaches but by its `/Type /Page`.
  */
 
 /**
@@ -18,7 +20,6 @@ const W = `${SPACE}*`;
 const REF_TEXT = String.raw`(?<!\d)\d+${SPACE}+\d+${SPACE}+R`;
 
 const TYPE_PAGE = new RegExp(String.raw`/Type${W}/Page(?![A-Za-z])`, "g");
-const COUNT = new RegExp(String.raw`/Count${W}(\d+)(?!\d)(${SPACE}+\d+${SPACE}+R)?`, "g");
 const KIDS = new RegExp(String.raw`/Kids${W}(\[[^\]]*\])?`, "g");
 const REF = new RegExp(REF_TEXT, "g");
 /**
@@ -34,11 +35,7 @@ export function pdfPages(pdf: string): number | undefined {
     ? pdf.replace(/#([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
     : pdf;
   if (OBJECT_STREAM.test(text)) return undefined;
-  let pages = text.match(TYPE_PAGE)?.length ?? 0;
-  for (const m of text.matchAll(COUNT)) {
-    if (m[2] !== undefined) return undefined; // an indirect count: its value is elsewhere
-    pages = Math.max(pages, Number(m[1]));
-  }
+  const typed = text.match(TYPE_PAGE)?.length ?? 0;
   // Readers (pypdf, say) take a leaf of the tree without `/Type` as a page: every reference of
   // the Kids arrays (the tree's inner nodes too, a few more) bounds the leaves.
   let kids = 0;
@@ -46,6 +43,6 @@ export function pdfPages(pdf: string): number | undefined {
     if (m[1] === undefined) return undefined; // an indirect Kids array: unseen
     kids += m[1].match(REF)?.length ?? 0;
   }
-  pages = Math.max(pages, kids);
+  const pages = Math.max(typed, kids);
   return pages > 0 ? pages : undefined;
 }
