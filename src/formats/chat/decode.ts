@@ -85,8 +85,12 @@ class ChatFold {
     }
     // The deprecated `function_call` (one call, no id, finish `function_call`): a tool call,
     // kept apart from `tool_calls` indices, so that a `tool_calls` finish has its call.
+    // An empty one is a stub, no call: servers on the Go SDK serialise every field, and send
+    // `function_call: {name: "", arguments: ""}` on every chunk, beside text and tool calls.
     const fc = obj(d.function_call);
-    if (fc) this.toolCall({ index: LEGACY_CALL, function: fc }, emit);
+    if (fc && (str(fc.name) || str(fc.arguments))) {
+      this.toolCall({ index: LEGACY_CALL, function: fc }, emit);
+    }
   }
 
   /** Text, or (`refusal`) the model's refusal: a block of its own, told apart at its start. */

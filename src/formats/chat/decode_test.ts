@@ -413,3 +413,34 @@ Deno.test("chat decoder: the deprecated function_call is a tool call, streamed a
     assert.deepEqual(events.at(-1), { type: "finish", reason: "tool_calls" });
   }
 });
+
+Deno.test("chat decoder: an empty function_call stub (Go-SDK proxies send one on every chunk) is no call", () => {
+  // Servers built on the Go SDK serialise every field: `function_call: {name: "", arguments: ""}`
+  // beside the text, and beside real tool calls. Read as a call, the answer gained a call of
+  // no name (and the text was cut into a block per chunk).
+  const stub = { name: "", arguments: "" };
+  const streamed = decode(
+    sse(
+      delta({ role: "assistant", content: "", function_call: stub, tool_calls: [] }),
+      delta({ content: "Hel", function_call: stub }),
+      delta({ content: "lo", function_call: stub }),
+      delta({ function_call: stub, tool_calls: [] }, "stop"),
+      "[DONE]",
+    ),
+    "whole",
+  ) as Event[];
+  const body: Event[] = [];
+  decodeChatBody({
+    id: "c1",
+    model: "m",
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: "Hello", function_call: stub },
+      finish_reason: "stop",
+    }],
+  }, (e) => body.push(e));
+  for (const events of [streamed, body]) {
+    assert.equal(events.filter((e) => e.type.startsWith("tool_call")).length, 0);
+    assert.equal(events.filter((e) => e.type === "text_start").length, 1);
+  }
+});
