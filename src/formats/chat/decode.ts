@@ -166,8 +166,11 @@ class ChatFold {
   toolCall(tc: Obj, emit: Emit): void {
     const upstream = typeof tc.index === "number" ? tc.index : undefined;
     const id = str(tc.id) || undefined;
-    // A custom tool's call (OpenAI's) carries its name and free-form input in `custom`.
-    const fn = obj(tc.function) ?? obj(tc.custom);
+    // A custom tool's call (OpenAI's) carries its name and free-form input in `custom`. Told by
+    // its type where it has one: the Go SDK serialises both kinds, the other one empty.
+    const custom = tc.type === "custom" ||
+      (tc.type === undefined && !obj(tc.function) && obj(tc.custom) !== undefined);
+    const fn = custom ? obj(tc.custom) : obj(tc.function) ?? obj(tc.custom);
     let slot = upstream === undefined ? this.#last : this.#byUpstream.get(upstream);
     // Some OpenAI-compatible vendors send every call with index 0 (or none), told apart only
     // by a new id; a new id is a new call.
@@ -178,7 +181,7 @@ class ChatFold {
       slot = {
         index: this.#next++,
         id,
-        custom: tc.type === "custom" || obj(tc.custom) !== undefined,
+        custom,
       };
       this.#open.push(slot);
       this.#byUpstream.set(upstream ?? slot.index, slot);

@@ -444,3 +444,44 @@ Deno.test("chat decoder: an empty function_call stub (Go-SDK proxies send one on
     assert.equal(events.filter((e) => e.type === "text_start").length, 1);
   }
 });
+
+Deno.test("chat decoder: a tool call is read by its type, beside another kind's empty stub (Go SDK)", () => {
+  // The Go SDK's tool call union serialises both kinds: a function call carries an empty
+  // `custom`, a custom call an empty `function`.
+  const body: Event[] = [];
+  decodeChatBody({
+    id: "c1",
+    model: "m",
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_1",
+            type: "function",
+            function: { name: "f", arguments: '{"a":1}' },
+            custom: { name: "", input: "" },
+          },
+          {
+            id: "call_2",
+            type: "custom",
+            function: { name: "", arguments: "" },
+            custom: { name: "g", input: 'say "hi"' },
+          },
+        ],
+      },
+      finish_reason: "tool_calls",
+    }],
+  }, (e) => body.push(e));
+  const calls = new Map<number, { name: string; json: string }>();
+  for (const e of body) {
+    if (e.type === "tool_call_start") calls.set(e.index, { name: e.name, json: "" });
+    if (e.type === "tool_call_delta") calls.get(e.index)!.json += e.json;
+  }
+  assert.deepEqual([...calls.values()], [
+    { name: "f", json: '{"a":1}' },
+    { name: "g", json: JSON.stringify({ input: 'say "hi"' }) },
+  ]);
+});
