@@ -94,3 +94,59 @@ function fits(s: unknown, depth: number, tally: Tally): boolean {
   // Definitions are counted from the top: where they are used is not followed.
   return defs.every((d) => fits(d, 0, tally)) && subs.every((x) => fits(x, inner, tally));
 }
+
+/**
+ * `schema` as OpenAI's strict mode takes it, or undefined where it cannot. An `enum` or
+ * `const` without a `type` is given the one its values have: the Anthropic SDK's zod helper
+ * writes `z.enum` so, Anthropic takes it, and OpenAI's strict mode answers it 400 ("schema must
+ * have a 'type' key"). The type adds nothing the values did not say; the schema is copied
+ * where it changes, the client's left as it came.
+ */
+export function openAIStrictSchema(schema: Obj): Obj | undefined {
+  const typed = withValueTypes(schema) as Obj;
+  return fitsOpenAIStrict(typed) ? typed : undefined;
+}
+
+/** The schema with its untyped `enum` and `const` nodes typed (where the walk of `fits` goes). */
+function withValueTypes(s: unknown): unknown {
+  if (!isObject(s)) return s;
+  let out: Obj = s;
+  const set = (k: string, v: unknown) => {
+    if (out === s) out = { ...s };
+    out[k] = v;
+  };
+  if (s.type === undefined) {
+    const values = Array.isArray(s.enum) ? s.enum : "const" in s ? [s.const] : undefined;
+    const type = values && typeOfValues(values);
+    if (type !== undefined) set("type", type);
+  }
+  for (const key of ["properties", "$defs", "definitions"]) {
+    const m = s[key];
+    if (!isObject(m)) continue;
+    const entries = Object.entries(m).map(([k, v]) => [k, withValueTypes(v)] as const);
+    if (entries.some(([k, v]) => v !== m[k])) set(key, Object.fromEntries(entries));
+  }
+  if (Array.isArray(s.anyOf)) {
+    const anyOf = s.anyOf.map(withValueTypes);
+    if (anyOf.some((v, i) => v !== (s.anyOf as unknown[])[i])) set("anyOf", anyOf);
+  }
+  if (isObject(s.items)) {
+    const items = withValueTypes(s.items);
+    if (items !== s.items) set("items", items);
+  }
+  return out;
+}
+
+/** The JSON type (or types) of `values`, undefined where one is an object or an array. */
+function typeOfValues(values: unknown[]): string | string[] | undefined {
+  const types = new Set<string>();
+  for (const v of values) {
+    if (v === null) types.add("null");
+    else if (typeof v === "string" || typeof v === "boolean") types.add(typeof v);
+    else if (typeof v === "number") types.add(Number.isInteger(v) ? "integer" : "number");
+    else return undefined;
+  }
+  if (types.has("number")) types.delete("integer");
+  const list = [...types];
+  return list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
+}

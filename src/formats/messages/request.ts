@@ -45,7 +45,7 @@ import type { UpstreamNeed } from "../text_format.ts";
 import { base64OfText } from "../../lib/base64.ts";
 import { badRequest } from "../../http/gateway_error.ts";
 import { anthropicOutputSchema } from "./output_schema.ts";
-import { fitsOpenAIStrict } from "../openai_strict.ts";
+import { openAIStrictSchema } from "../openai_strict.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Client body → internal
@@ -88,10 +88,11 @@ export function toInternal(body: MessagesRequest, model: string): TextRequest {
   const format = body.output_config?.format ??
     (isObject(body.output_format) ? body.output_format : undefined);
   if (format && format.type === "json_schema" && isObject(format.schema)) {
-    req.responseFormat = { type: "json_schema", name: "output", schema: format.schema };
     // Anthropic holds every answer to the schema: so does OpenAI, in its strict mode, where that
     // takes the schema (elsewhere the schema is a request, as OpenAI's default has it).
-    if (fitsOpenAIStrict(format.schema)) req.responseFormat.strict = true;
+    const strict = openAIStrictSchema(format.schema);
+    req.responseFormat = { type: "json_schema", name: "output", schema: strict ?? format.schema };
+    if (strict) req.responseFormat.strict = true;
   }
   if (typeof body.metadata?.user_id === "string") req.user = body.metadata.user_id;
   return req;
@@ -324,7 +325,11 @@ function toolToInternal(t: ToolParam): Tool[] {
   // Strict as the internal form means it, OpenAI's (its encoders send it as is): Anthropic's
   // strict mode takes optional properties, OpenAI's answers 400 to them, so such a tool reaches
   // other models unconstrained (Claude is sent no strict flag from the internal form either).
-  if (t.strict === true && fitsOpenAIStrict(tool.parameters)) tool.strict = true;
+  const strict = t.strict === true ? openAIStrictSchema(tool.parameters) : undefined;
+  if (strict) {
+    tool.parameters = strict;
+    tool.strict = true;
+  }
   return [withCache(tool, t.cache_control)];
 }
 

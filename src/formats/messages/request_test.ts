@@ -228,6 +228,57 @@ Deno.test("toInternal: a strict tool stays strict only where OpenAI's strict mod
   assert.equal(strictOf(optionalInList), undefined);
 });
 
+Deno.test("toInternal: an enum of no type (the Anthropic SDK's zod helper writes them) is typed for OpenAI's strict mode", () => {
+  // zodOutputFormat(z.object({conditions: z.enum([...])})) gives `{enum: [...]}` alone, which
+  // OpenAI's strict mode answers 400 ("schema must have a 'type' key"): sent strict as it came,
+  // every messages.parse() with an enum failed on an OpenAI model.
+  const schema = {
+    type: "object",
+    properties: {
+      conditions: { enum: ["sunny", "rain"] },
+      level: { enum: [1, 2.5, null] },
+      unit: { const: "c" },
+      hourly: { type: "array", items: { $ref: "#/$defs/h" } },
+    },
+    required: ["conditions", "level", "unit", "hourly"],
+    additionalProperties: false,
+    $defs: {
+      h: {
+        type: "object",
+        properties: { kind: { enum: ["a", "b"] } },
+        required: ["kind"],
+        additionalProperties: false,
+      },
+    },
+  };
+  const sent = structuredClone(schema);
+  const r = internal({
+    messages: [{ role: "user", content: "x" }],
+    output_config: { format: { type: "json_schema", schema: sent } },
+    tools: [{ name: "t", strict: true, input_schema: sent }],
+  });
+  const format = (x: typeof r) => x.responseFormat as { schema?: unknown; strict?: boolean };
+  for (const s of [format(r).schema, r.tools?.[0].parameters]) {
+    const p = (s as typeof schema).properties as Record<string, Record<string, unknown>>;
+    assert.equal(p.conditions.type, "string");
+    assert.deepEqual(p.level.type, ["number", "null"]);
+    assert.equal(p.unit.type, "string");
+    const defs = (s as typeof schema).$defs.h.properties as Record<string, Record<string, unknown>>;
+    assert.equal(defs.kind.type, "string");
+  }
+  assert.equal(format(r).strict, true);
+  assert.equal(r.tools?.[0].strict, true);
+  assert.deepEqual(sent, schema, "the client's body is left as it came");
+  // An enum of objects names no one type: not strict, and left as it came.
+  const mixed = { ...schema, properties: { ...schema.properties, o: { enum: [{ a: 1 }] } } };
+  const m = internal({
+    messages: [{ role: "user", content: "x" }],
+    output_config: { format: { type: "json_schema", schema: mixed } },
+  });
+  assert.equal(format(m).strict, undefined);
+  assert.equal(format(m).schema, mixed);
+});
+
 Deno.test("toInternal: thinking, effort, sampling, stop sequences, user", () => {
   const r = internal({
     messages: [{ role: "user", content: "x" }],
