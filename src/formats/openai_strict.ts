@@ -40,6 +40,19 @@ const UNSUPPORTED = [
   "prefixItems",
 ];
 
+/** The string formats strict mode takes ("'uri' is not a valid format", of any other). */
+const FORMATS = new Set([
+  "date-time",
+  "time",
+  "date",
+  "duration",
+  "email",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "uuid",
+]);
+
 /**
  * OpenAI's limits on a strict schema: levels of objects, properties and enum values in all
  * (https://platform.openai.com/docs/guides/structured-outputs#objects-have-limitations-on-nesting-depth-and-size).
@@ -70,6 +83,7 @@ function fits(s: unknown, depth: number, tally: Tally): boolean {
     return false;
   }
   if (Array.isArray(s.items)) return false; // a tuple
+  if (s.format !== undefined && !FORMATS.has(s.format as string)) return false;
   if (Array.isArray(s.enum)) tally.enumValues += s.enum.length;
   const types = Array.isArray(s.type) ? s.type : [s.type];
   let inner = depth;

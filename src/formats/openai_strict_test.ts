@@ -74,3 +74,12 @@ Deno.test("fitsOpenAIStrict: tuples and schemas past OpenAI's limits are not tak
   assert.equal(fitsOpenAIStrict(many(5_000)), true);
   assert.equal(fitsOpenAIStrict(closed({ a: many(2_600), b: many(2_600) })), false);
 });
+
+Deno.test("fitsOpenAIStrict: a string format outside OpenAI's nine is not taken", () => {
+  // OpenAI: "In context=('properties', 'url'), 'uri' is not a valid format." Anthropic's strict
+  // mode takes `uri` (zod's .url(), MCP servers' tool schemas).
+  assert.equal(fitsOpenAIStrict(closed({ url: { type: "string", format: "uri" } })), false);
+  for (const format of ["date-time", "date", "time", "duration", "email", "hostname", "uuid"]) {
+    assert.equal(fitsOpenAIStrict(closed({ a: { type: "string", format } })), true, format);
+  }
+});
