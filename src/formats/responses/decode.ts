@@ -50,6 +50,8 @@ interface ItemState {
   any: boolean;
   /** Message: the open part is a refusal. */
   refusal?: boolean;
+  /** Message: the open part's text so far (an annotation's span must lie within it). */
+  length?: number;
   /** Tool: a custom tool's call, its free-form input sent as JSON (custom_tool_input.ts). */
   custom?: boolean;
 }
@@ -128,11 +130,13 @@ export function createResponsesDecoder(): StreamDecoder {
       st.open = true;
       st.streamed = false;
       st.refusal = refusal;
+      st.length = 0;
       emit(refusal ? { type: "text_start", refusal } : { type: "text_start" });
     }
     if (delta === "") return;
     st.streamed = true;
     st.any = true;
+    st.length = (st.length ?? 0) + delta.length;
     emit({ type: "text_delta", delta });
   };
 
@@ -317,8 +321,9 @@ export function createResponsesDecoder(): StreamDecoder {
         case "response.output_text.annotation.added": {
           const st = itemAt(d);
           if (st.kind === "message" && st.open && !st.refusal) {
+            // As a whole body's are: none past the part's text (its span would not be there).
             const c = citationOf(obj(d.annotation));
-            if (c) emit(c);
+            if (c && c.end <= (st.length ?? 0)) emit(c);
           }
           return;
         }

@@ -376,3 +376,37 @@ Deno.test("decoder: a reasoning item's reasoning_text content (raw reasoning, gp
     assertWellFormed(events);
   }
 });
+
+Deno.test("responses decoder: an annotation past its part's text so far is left out, streamed as whole", () => {
+  // The body decoder drops an annotation whose end is past its part's text; a stream must too,
+  // or a chat or responses client is given a span beyond the text it has.
+  const stream = [
+    { type: "response.created", response: { id: "r1", model: "m" } },
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { id: "msg_1", type: "message", role: "assistant", content: [] },
+    },
+    {
+      type: "response.content_part.added",
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+    },
+    { type: "response.output_text.delta", output_index: 0, content_index: 0, delta: "Hello" },
+    ...[[0, 5], [2, 40]].map(([start_index, end_index]) => ({
+      type: "response.output_text.annotation.added",
+      output_index: 0,
+      content_index: 0,
+      annotation: { type: "url_citation", url: "https://a.example", start_index, end_index },
+    })),
+    { type: "response.output_text.done", output_index: 0, content_index: 0, text: "Hello" },
+    {
+      type: "response.completed",
+      response: { id: "r1", status: "completed", output: [], usage: { input_tokens: 1 } },
+    },
+  ].map((d) => `event: ${d.type}\ndata: ${JSON.stringify(d)}\n\n`).join("");
+  const events = decodeStream(createResponsesDecoder(), new TextEncoder().encode(stream), "whole");
+  const cites = events.filter((e) => e.type === "citation");
+  assert.deepEqual(cites.map((c) => [c.start, c.end]), [[0, 5]]);
+});
