@@ -3,11 +3,13 @@
  * for the hold, which bills a PDF by its pages (prompt_tokens.ts). An under-count is money the
  * hold does not cover — a PDF held for one page and billed for two hundred — so the count is
  * the larger of the readings a reader might follow (each page dictionary's `/Type /Page`, the
- * references of the tree's `/Kids`), and none at all where pages may be out of sight: then the
- * caller counts the PDF's characters, as for any text. `/Count` is not read: an outline's
+ * references of the tree's `/Kids`), the dictionaries of its compressed object streams read
+ * too, and none at all where pages may be out of sight (a stream that cannot be read): then
+ * the caller counts the PDF's characters, as for any text. `/Count` is not read: an outline's
  * (bookmarks, often more than the pages) is spelt alike, and a page no `/Kids` names is one
  * no reader reaches but by its `/Type /Page`.
  */
+import { inflateSync } from "node:zlib";
 
 /**
  * Whitespace between tokens: PDF's own (NUL and form feed too) and comments, each comment to
@@ -23,19 +25,34 @@ const TYPE_PAGE = new RegExp(String.raw`/Type${W}/Page(?![A-Za-z])`, "g");
 const KIDS = new RegExp(String.raw`/Kids${W}(\[[^\]]*\])?`, "g");
 const REF = new RegExp(REF_TEXT, "g");
 /**
- * Objects kept in a compressed object stream (PDF 1.5): their dictionaries, pages among them,
- * cannot be read here. One plain page beside them would otherwise be all the count saw.
+ * An object stream (PDF 1.5): objects, pages among them, kept deflated. Its dictionary up to
+ * the stream's data (the `stream` keyword and its end of line).
  */
-const OBJECT_STREAM = /\/ObjStm(?![A-Za-z])/;
+const OBJECT_STREAM = new RegExp(String.raw`/Type${W}/ObjStm(?![A-Za-z])`, "g");
+const STREAM_START = /(?<![A-Za-z])stream(?:\r\n|\n|\r)/g;
+const LENGTH = new RegExp(String.raw`/Length${W}(\d+)(?!\d)(?!${SPACE}+\d+${SPACE}+R)`);
+const FLATE_ONLY = new RegExp(String.raw`/Filter${W}(?:/FlateDecode|\[${W}/FlateDecode${W}\])`);
+/**
+ * What the object streams of one PDF may inflate to, in all: past it (a deflate bomb, a ratio
+ * of a thousand to one) the pages count as unseen and the PDF by its characters.
+ */
+const INFLATED_MAX = 32 * 1024 * 1024;
 
 /** The PDF's page count, or undefined where its pages cannot all be seen. */
-export function pdfPages(pdf: string): number | undefined {
-  // A name may spell any of its characters as #xx: `/P#61ge` is `/Page` to a reader.
-  const text = pdf.includes("#")
-    ? pdf.replace(/#([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
-    : pdf;
-  if (OBJECT_STREAM.test(text)) return undefined;
-  const typed = text.match(TYPE_PAGE)?.length ?? 0;
+export function pdfPages(bytes: Uint8Array): number | undefined {
+  const pdf = latin1.decode(bytes);
+  const text = unescaped(pdf);
+  // An object stream only its escaped name shows: not found where its data is read.
+  if (count(text, OBJECT_STREAM) !== count(pdf, OBJECT_STREAM)) return undefined;
+  // Its streams are read from the bytes: the unescaped text no longer lines up with them.
+  const objects = objectStreams(pdf, bytes);
+  if (objects === undefined) return undefined;
+  return pagesIn(text + objects);
+}
+
+/** The pages of a PDF's text, its object streams' objects joined to it. */
+function pagesIn(text: string): number | undefined {
+  const typed = count(text, TYPE_PAGE);
   // Readers (pypdf, say) take a leaf of the tree without `/Type` as a page: every reference of
   // the Kids arrays (the tree's inner nodes too, a few more) bounds the leaves.
   let kids = 0;
@@ -46,3 +63,60 @@ export function pdfPages(pdf: string): number | undefined {
   const pages = Math.max(typed, kids);
   return pages > 0 ? pages : undefined;
 }
+
+/** A name may spell any of its characters as #xx: `/P#61ge` is `/Page` to a reader. */
+function unescaped(pdf: string): string {
+  return pdf.includes("#")
+    ? pdf.replace(/#([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
+    : pdf;
+}
+
+function count(text: string, pattern: RegExp): number {
+  return text.match(pattern)?.length ?? 0;
+}
+
+/**
+ * The objects of the PDF's object streams, inflated and joined ("" without any); undefined
+ * where one cannot be read (another filter, predictors, a broken or oversized stream), which
+ * leaves its pages unseen. Its objects are dictionaries as plain ones are, and read alike.
+ */
+function objectStreams(text: string, bytes: Uint8Array): string | undefined {
+  let out = "";
+  let left = INFLATED_MAX;
+  OBJECT_STREAM.lastIndex = 0;
+  // Each stream read once, the next looked for past its end: a text of markers is read in
+  // linear time.
+  for (let m; (m = OBJECT_STREAM.exec(text)) !== null;) {
+    STREAM_START.lastIndex = m.index;
+    const start = STREAM_START.exec(text);
+    if (!start) return undefined;
+    const dict = unescaped(text.slice(m.index, start.index));
+    // An object stream's filter, if any, is Flate (others are not read here), with no
+    // predictor (`/DecodeParms`).
+    if (dict.includes("/Filter") && !FLATE_ONLY.test(dict)) return undefined;
+    if (dict.includes("/DecodeParms")) return undefined;
+    const from = start.index + start[0].length;
+    const length = LENGTH.exec(dict);
+    const end = length ? from + Number(length[1]) : text.indexOf("endstream", from);
+    if (end < from) return undefined;
+    let objects: string;
+    try {
+      objects = !dict.includes("/Filter") ? text.slice(from, end) : latin1.decode(
+        inflateSync(bytes.subarray(from, end), { maxOutputLength: Math.max(left, 1) }),
+      );
+    } catch {
+      return undefined; // not deflate, or past what is left of the budget
+    }
+    left -= objects.length;
+    if (left < 0) return undefined;
+    out += "\n" + objects;
+    OBJECT_STREAM.lastIndex = Math.max(end, OBJECT_STREAM.lastIndex);
+  }
+  return out;
+}
+
+/**
+ * Every byte one character (windows-1252, as the encoding standard reads "latin1": one
+ * character a byte, so offsets in the text are offsets in the bytes); the markers are ASCII.
+ */
+const latin1 = new TextDecoder("latin1");

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { deflateSync } from "node:zlib";
 import { PDF_PAGE_TOKENS, pdfPromptTokens } from "./prompt_tokens.ts";
 
 /** A PDF's text: the catalog, a page tree of `kids` (its `/Count` given apart), and `rest`. */
@@ -62,10 +63,53 @@ Deno.test("pdfPromptTokens: a hostile PDF of long runs is read in linear time", 
     pdf([3], 1, "/Kids [" + "1".repeat(1_000_000) + "]"),
     pdf([3], 1, "/Type " + "%".repeat(1_000_000) + "x"),
     pdf([3], 1, "/Type " + " %".repeat(500_000) + "x"),
+    pdf([3], 1, "/Type /ObjStm ".repeat(80_000) + "stream\nx\nendstream"),
   ];
   for (const text of runs) {
     const t0 = performance.now();
     pdfPages(text);
     assert.ok(performance.now() - t0 < 1_000, `${performance.now() - t0} ms`);
   }
+});
+
+/** A PDF whose pages are in a deflated object stream, as PDF 1.5 producers write them. */
+function objStmPdf(pages: number, filter = "/FlateDecode", data?: string): string {
+  const kids = Array.from({ length: pages }, (_, i) => i + 3);
+  const objs = kids.map(() => `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>`);
+  const header = kids.map((k, i) => `${k} ${i * 60}`).join(" ");
+  const body = header + "\n" + objs.join("\n");
+  const z = data ?? String.fromCharCode(...deflateSync(new TextEncoder().encode(body)));
+  return "%PDF-1.5\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" +
+    `2 0 obj\n<< /Type /Pages /Count ${pages} /Kids [${
+      kids.map((k) => `${k} 0 R`).join(" ")
+    }] >>\n` +
+    "endobj\n" +
+    `90 0 obj\n<< /Type /ObjStm /N ${pages} /First ${header.length + 1} /Filter ${filter} ` +
+    `/Length ${z.length} >>\nstream\n${z}\nendstream\nendobj\n%%EOF\n`;
+}
+
+Deno.test("pdfPromptTokens: pages in a deflated object stream are read there and counted", () => {
+  // Kids name 12 pages; 12 page dictionaries inside the stream. Without reading the stream a
+  // PDF 1.5 file is held by its characters (its whole size at four characters a token).
+  assert.equal(pdfPages(objStmPdf(12)), 12);
+  // Typed pages the Kids do not name (a decoy tree) are counted where they are found.
+  const decoy = objStmPdf(12).replace(/\/Kids \[[^\]]*\]/, "/Kids [3 0 R]");
+  assert.equal(pdfPages(decoy), 12);
+});
+
+Deno.test("pdfPromptTokens: an object stream that cannot be read is pages unseen", () => {
+  assert.equal(pdfPages(objStmPdf(3, "/LZWDecode")), undefined);
+  assert.equal(pdfPages(objStmPdf(3, "/Flate#44ecode")), 3); // the filter's name read as a reader does
+  // Its type escaped, beside one plain decoy page: found all the same, its pages unseen.
+  const escaped = objStmPdf(3, "/FlateDecode", "x").replace("/ObjStm", "/Obj#53tm");
+  assert.equal(
+    pdfPages(escaped.replace("endobj\n%%EOF", "endobj\n" + page(3) + "%%EOF")),
+    undefined,
+  );
+  assert.equal(pdfPages(objStmPdf(3, "/FlateDecode", "not deflate at all")), undefined);
+  // A stream that inflates past the budget (a bomb) is not read either.
+  const bomb = String.fromCharCode(...deflateSync(new Uint8Array(80 * 1024 * 1024)));
+  const t0 = performance.now();
+  assert.equal(pdfPages(objStmPdf(3, "/FlateDecode", bomb)), undefined);
+  assert.ok(performance.now() - t0 < 2_000);
 });

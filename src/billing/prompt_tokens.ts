@@ -52,7 +52,7 @@ const PDF_DATA_URL = "data:application/pdf;base64,";
 
 /**
  * The tokens a base64 PDF is billed at, from its pages (pdf_pages.ts); undefined where they
- * cannot all be seen (not base64, or objects kept in compressed object streams),
+ * cannot all be seen (not base64, or an object stream that cannot be read),
  * and the caller counts its characters. Counted at four characters a token, a 3 MB PDF of ten
  * pages was held for the whole context, ~750 K tokens, where the upstream bills ~30 K: an
  * account that could pay for it many times over was refused with a 402.
@@ -64,12 +64,9 @@ export function pdfPromptTokens(base64: string): number | undefined {
   } catch {
     return undefined;
   }
-  const pages = pdfPages(latin1.decode(bytes));
+  const pages = pdfPages(bytes);
   return pages === undefined ? undefined : pages * PDF_PAGE_TOKENS;
 }
-
-/** Every byte one character: the PDF's own markers are ASCII. */
-const latin1 = new TextDecoder("latin1");
 
 /** Block types that carry one image, however they spell its source. */
 const IMAGE_BLOCKS = new Set(["image", "image_url", "input_image"]);
