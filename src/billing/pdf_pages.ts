@@ -22,6 +22,7 @@ const W = `${SPACE}*`;
 const REF_TEXT = String.raw`(?<!\d)\d+${SPACE}+\d+${SPACE}+R`;
 
 const TYPE_PAGE = new RegExp(String.raw`/Type${W}/Page(?![A-Za-z])`, "g");
+const COUNT = new RegExp(String.raw`/Count${W}\d`);
 const KIDS = new RegExp(String.raw`/Kids${W}(\[[^\]]*\])?`, "g");
 const REF = new RegExp(REF_TEXT, "g");
 /**
@@ -30,6 +31,7 @@ const REF = new RegExp(REF_TEXT, "g");
  */
 const OBJECT_STREAM = new RegExp(String.raw`/Type${W}/ObjStm(?![A-Za-z])`, "g");
 const STREAM_START = /(?<![A-Za-z])stream(?:\r\n|\n|\r)/g;
+const FIRST = new RegExp(String.raw`/First${W}(\d+)`);
 const LENGTH = new RegExp(String.raw`/Length${W}(\d+)(?!\d)(?!${SPACE}+\d+${SPACE}+R)`);
 const FLATE_ONLY = new RegExp(String.raw`/Filter${W}(?:/FlateDecode|\[${W}/FlateDecode${W}\])`);
 /**
@@ -45,23 +47,38 @@ export function pdfPages(bytes: Uint8Array): number | undefined {
   // An object stream only its escaped name shows: not found where its data is read.
   if (count(text, OBJECT_STREAM) !== count(pdf, OBJECT_STREAM)) return undefined;
   // Its streams are read from the bytes: the unescaped text no longer lines up with them.
-  const objects = objectStreams(pdf, bytes);
-  if (objects === undefined) return undefined;
-  return pagesIn(text + objects);
-}
-
-/** The pages of a PDF's text, its object streams' objects joined to it. */
-function pagesIn(text: string): number | undefined {
-  const typed = count(text, TYPE_PAGE);
-  // Readers (pypdf, say) take a leaf of the tree without `/Type` as a page: every reference of
-  // the Kids arrays (the tree's inner nodes too, a few more) bounds the leaves.
-  let kids = 0;
-  for (const m of text.matchAll(KIDS)) {
-    if (m[1] === undefined) return undefined; // an indirect Kids array: unseen
-    kids += m[1].match(REF)?.length ?? 0;
-  }
+  const streams = objectStreams(pdf, bytes);
+  if (streams === undefined) return undefined;
+  // Typed pages anywhere (a reader reads an object from its offset on, past the next one's);
+  // a page tree's Kids by its objects: plain ones end at `endobj`, an object stream's are cut
+  // at their offsets.
+  const typed = count(text, TYPE_PAGE) +
+    streams.reduce((n, o) => n + count(unescaped(o.data), TYPE_PAGE), 0);
+  const kids = treeKids([
+    ...text.split("endobj"),
+    ...streams.flatMap((o) => objectsOf({ ...o, data: unescaped(o.data) })),
+  ]);
+  if (kids === undefined) return undefined;
   const pages = Math.max(typed, kids);
   return pages > 0 ? pages : undefined;
+}
+
+/**
+ * The references of the page tree's Kids arrays, which bound its leaves: readers (pypdf,
+ * pdf.js, MuPDF) take a leaf without `/Type` as a page. A tree node has a `/Count`; the Kids of
+ * a name tree (a LaTeX PDF's destinations) or of form fields have none, and are no pages.
+ * Undefined for an indirect Kids array (unseen).
+ */
+function treeKids(objects: string[]): number | undefined {
+  let kids = 0;
+  for (const o of objects) {
+    const tree = COUNT.test(o);
+    for (const m of o.matchAll(KIDS)) {
+      if (m[1] === undefined) return undefined;
+      if (tree) kids += m[1].match(REF)?.length ?? 0;
+    }
+  }
+  return kids;
 }
 
 /** A name may spell any of its characters as #xx: `/P#61ge` is `/Page` to a reader. */
@@ -75,13 +92,19 @@ function count(text: string, pattern: RegExp): number {
   return text.match(pattern)?.length ?? 0;
 }
 
+/** An object stream's data, inflated, and its `/First` (where its objects begin). */
+interface ObjectStream {
+  data: string;
+  first: RegExpExecArray | null;
+}
+
 /**
- * The objects of the PDF's object streams, inflated and joined ("" without any); undefined
+ * The object streams of the PDF, inflated, each apart (none without any); undefined
  * where one cannot be read (another filter, predictors, a broken or oversized stream), which
  * leaves its pages unseen. Its objects are dictionaries as plain ones are, and read alike.
  */
-function objectStreams(text: string, bytes: Uint8Array): string | undefined {
-  let out = "";
+function objectStreams(text: string, bytes: Uint8Array): ObjectStream[] | undefined {
+  const out: ObjectStream[] = [];
   let left = INFLATED_MAX;
   OBJECT_STREAM.lastIndex = 0;
   // Each stream read once, the next looked for past its end: a text of markers is read in
@@ -109,10 +132,24 @@ function objectStreams(text: string, bytes: Uint8Array): string | undefined {
     }
     left -= objects.length;
     if (left < 0) return undefined;
-    out += "\n" + objects;
+    out.push({ data: objects, first: FIRST.exec(dict) });
     OBJECT_STREAM.lastIndex = Math.max(end, OBJECT_STREAM.lastIndex);
   }
   return out;
+}
+
+/**
+ * An object stream's objects, cut at the offsets its header gives (pairs of object number and
+ * offset, before `/First`); the whole of it as one where the header cannot be read.
+ */
+function objectsOf({ data, first }: ObjectStream): string[] {
+  const at = first ? Number(first[1]) : NaN;
+  const header = data.slice(0, at).trim().split(/\s+/).map(Number);
+  if (!(at <= data.length) || header.length % 2 !== 0 || header.some((n) => !(n >= 0))) {
+    return [data];
+  }
+  const offsets = header.filter((_, i) => i % 2 === 1).map((o) => at + o);
+  return offsets.map((o, i) => data.slice(o, offsets[i + 1] ?? data.length));
 }
 
 /**

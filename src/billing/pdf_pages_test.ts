@@ -113,3 +113,12 @@ Deno.test("pdfPromptTokens: an object stream that cannot be read is pages unseen
   assert.equal(pdfPages(objStmPdf(3, "/FlateDecode", bomb)), undefined);
   assert.ok(performance.now() - t0 < 2_000);
 });
+
+Deno.test("pdfPromptTokens: the Kids of a name tree (a LaTeX PDF's destinations) are no pages", () => {
+  // hyperref writes a name tree of every destination: its nodes' Kids named 99 "pages" of a
+  // 17-page PDF (held at 594 000 tokens, the whole context, and refused with a 402).
+  const dests = Array.from({ length: 40 }, (_, i) => `${i + 100} 0 R`).join(" ");
+  const names = `9 0 obj\n<< /Kids [${dests}] >>\nendobj\n` +
+    `10 0 obj\n<< /Limits [(a) (b)] /Kids [${dests}] >>\nendobj\n`;
+  assert.equal(pdfPages(pdf([3, 4, 5], 3, page(3) + page(4) + page(5) + names)), 3);
+});
