@@ -30,12 +30,15 @@ const publicUrl = z.string().url("an http:// or https:// URL").refine(
  * one (`5` meaning 5 % would bill six times the upstream cost), so it is refused, not guessed.
  */
 const MARKUP_MAX = 1;
-/** A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly). */
-const serviceUrl = (schemes: string[]) =>
-  z.string().url().refine(
-    (v) => schemes.some((s) => v.startsWith(s + "://")),
-    `a ${schemes.map((s) => s + "://").join(" or ")} URL`,
-  ).optional();
+/**
+ * A URL of one of `schemes` (a `mysql://` DATABASE_URL would fail later, and less clearly).
+ * Told as those schemes whether the value is another URL or none at all (`host:5432`).
+ */
+const serviceUrl = (schemes: string[]) => {
+  const what = `a ${schemes.map((s) => s + "://").join(" or ")} URL`;
+  return z.string().url(what).refine((v) => schemes.some((s) => v.startsWith(s + "://")), what)
+    .optional();
+};
 /**
  * Roubles credited to the demo account. The store keeps nano-roubles in a 64-bit column
  * (at most about 9.2 billion roubles), so a larger figure would fail half-way through the
@@ -61,9 +64,10 @@ const schema = z.object({
     (v) => Number(v) <= MARKUP_MAX,
     `a fraction such as 0.05 (5 %), at most ${MARKUP_MAX} (100 %)`,
   ).default("0.05"),
-  KEY_PREFIX: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, "lowercase letters and digits").default(
-    "tg",
-  ),
+  KEY_PREFIX: z.string().regex(
+    /^[a-z][a-z0-9]{0,15}$/,
+    "1 to 16 lowercase letters and digits, starting with a letter",
+  ).default("tg"),
   ADMIN_TOKEN: z.string().min(16, "at least 16 characters").optional(),
   DEMO_BALANCE_RUB: decimal("1000").refine(
     (v) => Number(v) <= DEMO_BALANCE_MAX_RUB && !/\.\d{10}/.test(v),

@@ -174,3 +174,34 @@ Deno.test("config: USD_RUB that is not a number asks for a positive one, as zero
   const e = configError({ USD_RUB: "x" });
   assert.equal(e.message, 'config: USD_RUB="x" is invalid: a positive decimal such as 92.5');
 });
+
+Deno.test("config: a store URL that is no URL at all is told the schemes it must have", () => {
+  // zod's own "Invalid URL" leaves the operator guessing what the variable takes.
+  const cases: Record<string, string> = {
+    DATABASE_URL: "a postgres:// or postgresql:// URL",
+    REDIS_URL: "a redis:// or rediss:// URL",
+  };
+  for (const [name, expected] of Object.entries(cases)) {
+    for (const value of ["notaurl", "localhost:5432/db", "127.0.0.1:6379"]) {
+      const e = configError({ [name]: value });
+      assert.equal(e.message, `config: ${name}=${JSON.stringify(value)} is invalid: ${expected}`);
+    }
+  }
+});
+
+Deno.test("config: KEY_PREFIX is told its whole form: a letter first, at most 16 characters", () => {
+  for (const p of ["tg", "a", "sk2", "a".repeat(16)]) {
+    assert.equal(parseConfig({ KEY_PREFIX: p }).KEY_PREFIX, p);
+  }
+  // "lowercase letters and digits" alone is wrong for these: they are lowercase letters and
+  // digits, and still refused.
+  for (const p of ["a".repeat(17), "1tg", "TG", "my_prefix"]) {
+    const e = configError({ KEY_PREFIX: p });
+    assert.equal(
+      e.message,
+      `config: KEY_PREFIX=${
+        JSON.stringify(p)
+      } is invalid: 1 to 16 lowercase letters and digits, starting with a letter`,
+    );
+  }
+});
