@@ -242,7 +242,7 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     usage.cost = nanoToRub(bill.cost.nano);
     usage.cost_details = bill.cost.details;
     const created = Math.floor(Date.now() / 1000);
-    if (p.stream) return imageEvents(data, created, p, usage, headers);
+    if (p.stream) return imageEvents(data, created, p, up.extras, usage, headers);
     const out = { created, data, ...up.extras, usage };
     return new Response(JSON.stringify(out), { headers });
   } catch (e) {
@@ -262,11 +262,14 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
 /**
  * The result as OpenAI streams it: one `image_generation.completed` event per image, the
  * usage (with its cost, once) on the last. No partial images: the upstream call is whole.
+ * The event describes the image made: the size, quality, background and format the provider
+ * says it used (`made`, as the whole answer carries them), else those asked for.
  */
 function imageEvents(
   data: ({ url: string } | { b64_json: string })[],
   created: number,
   p: ImageParams,
+  made: Record<string, unknown>,
   usage: Record<string, unknown>,
   headers: Record<string, string>,
 ): Response {
@@ -275,10 +278,10 @@ function imageEvents(
       type: "image_generation.completed",
       ...image,
       created_at: created,
-      size: p.size ?? "auto",
-      quality: p.quality ?? "auto",
-      background: p.background ?? "auto",
-      output_format: p.outputFormat ?? "png",
+      size: made.size ?? p.size ?? "auto",
+      quality: made.quality ?? p.quality ?? "auto",
+      background: made.background ?? p.background ?? "auto",
+      output_format: made.output_format ?? p.outputFormat ?? "png",
       ...(i === data.length - 1 ? { usage } : {}),
     };
     return `event: image_generation.completed\ndata: ${JSON.stringify(event)}\n\n`;

@@ -139,6 +139,28 @@ Deno.test("images: stream: true (the SDK's async iterator) gets each image as im
   });
 });
 
+Deno.test("images: a streamed image's event tells the size and quality made, as the whole answer does", async () => {
+  await withGateway(async (g) => {
+    // Asked for neither: the provider picks them and says which (the mock: 1024x1024, low).
+    const whole = await post(g, { model: MODEL, prompt: "a red square" });
+    assert.equal(whole.status, 200, JSON.stringify(whole.json));
+    const res = await fetch(`${g.baseURL}/images/generations`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${g.key}` },
+      body: JSON.stringify({ model: MODEL, prompt: "a red square", stream: true }),
+    });
+    assert.equal(res.status, 200);
+    const data = (await res.text()).split("\n").filter((l) => l.startsWith("data: "));
+    assert.equal(data.length, 1);
+    const event = JSON.parse(data[0].slice(6));
+    // OpenAI's completed event describes the generated image; "auto" is what was asked.
+    for (const k of ["size", "quality", "output_format"]) {
+      assert.equal(event[k], whole.json[k], k);
+    }
+    assert.notEqual(event.size, "auto");
+  });
+});
+
 Deno.test("images: url mode stores each image; the link serves the same bytes", async () => {
   await withGateway(async (g) => {
     const prompt = "two blue circles";
