@@ -2,7 +2,7 @@
  * Start-up: config → store → catalogue → providers → Deno.serve. Embedded by default
  * (PGlite under DATA_DIR); PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { ConfigError, loadConfig, startStep } from "./config.ts";
+import { type Config, ConfigError, loadConfig, startStep } from "./config.ts";
 import { describeError } from "./lib/describe_error.ts";
 import { buildGateway, sweep } from "./server.ts";
 import { createOperatorHandler } from "./admin/operator_api.ts";
@@ -30,8 +30,23 @@ async function main() {
   }
 }
 
+function cannotListen(cfg: Config, e: unknown): ConfigError {
+  return new ConfigError(
+    e instanceof Deno.errors.AddrInUse
+      ? `PORT=${cfg.PORT} is in use on ${cfg.HOST}: another process listens there; stop it or set PORT`
+      : `HOST=${cfg.HOST} PORT=${cfg.PORT}: cannot listen: ${describeError(e)}`,
+  );
+}
+
 async function start() {
   const cfg = loadConfig();
+  // A port in use is told at once, not after a first start has spent its minute making the
+  // database (the real listen below still reports a port taken in between).
+  try {
+    Deno.listen({ port: cfg.PORT, hostname: cfg.HOST }).close();
+  } catch (e) {
+    throw cannotListen(cfg, e);
+  }
   const embedded = !cfg.DATABASE_URL;
   let releaseLock: (() => Promise<void>) | undefined;
   if (embedded) {
@@ -98,11 +113,7 @@ async function start() {
   } catch (e) {
     clearInterval(sweeper);
     await gw.close().catch(() => {});
-    throw new ConfigError(
-      e instanceof Deno.errors.AddrInUse
-        ? `PORT=${cfg.PORT} is in use on ${cfg.HOST}: another process listens there; stop it or set PORT`
-        : `HOST=${cfg.HOST} PORT=${cfg.PORT}: cannot listen: ${describeError(e)}`,
-    );
+    throw cannotListen(cfg, e);
   }
   const url = localUrl(cfg.HOST, server.addr.port);
   if (embedded) {

@@ -1095,6 +1095,11 @@ Deno.test("foundation: whatever stops start-up is one line that names it, exit 1
       assert.match(err, /^Tollgate could not start\. /, what);
       assert.match(err, expected, what);
       assert.ok(!err.includes("hunter2"), `${what}: no password`);
+      if ("PORT" in env || "HOST" in env) {
+        // Told before the first start spends its minute making a database it cannot serve.
+        const made = await Deno.stat(`${dir}/data-${i}/pg`).then(() => true, () => false);
+        assert.equal(made, false, `${what}: no database made`);
+      }
     }));
   } finally {
     listener.close();
