@@ -859,6 +859,39 @@ Deno.test("messages errors: upstream 500 fails over, then api_error with no char
   });
 });
 
+Deno.test("messages: a compaction request reaches only Anthropic; for another vendor's model it is a 400, not an ordinary answer billed", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const before = (await g.store.getAccount(g.accountId))!.balance;
+    // The compaction beta: the conversation is to come back summarised as Anthropic's signed
+    // `compaction` block. Another model has no such answer to give.
+    const params: Omit<Anthropic.Beta.MessageCreateParamsNonStreaming, "model"> = {
+      max_tokens: 64,
+      compaction: { type: "summarize" },
+      messages: [{ role: "user", content: "Summarise us [[mock:tokens=3]]" }],
+    };
+    for (const model of ["openai/gpt-4o-mini", "google/gemini-2.5-flash"]) {
+      const err = await c.beta.messages.create({ model, ...params }).catch((e) => e);
+      assert.ok(err instanceof Anthropic.BadRequestError, `${model}: ${err}`);
+      assert.equal(err.status, 400);
+      const body = err.error as { type: string; error: { type: string; message: string } };
+      assert.equal(body.type, "error");
+      assert.equal(body.error.type, "invalid_request_error");
+      assert.match(body.error.message, /^compaction can be sent only to an Anthropic model/);
+    }
+    await g.settled();
+    assert.equal(g.mock.stats.calls.length, 0);
+    assert.equal((await g.store.getAccount(g.accountId))!.balance, before);
+
+    // Anthropic gets it as sent.
+    const m = await c.beta.messages.create({ model: MODEL, ...params });
+    assert.equal(m.type, "message");
+    await g.mock.idle();
+    const sent = g.mock.stats.calls.at(-1)!.body as { compaction?: unknown };
+    assert.deepEqual(sent.compaction, { type: "summarize" });
+  });
+});
+
 // ---- Claude Code recorded requests ---------------------------------------------------------
 
 const CLAUDE_CODE_DIR = "/work/shared/fixtures/clients/claude-code";

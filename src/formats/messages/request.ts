@@ -266,16 +266,20 @@ export function upstreamsFor(body: MessagesRequest): UpstreamNeed | undefined {
  * would answer without them, billed for an answer that never saw the tools it was given (and
  * a `tool_choice` naming one would reach it naming a tool it was not sent). The web search
  * tool is carried (the internal hosted search); `context_management` only trims what Claude
- * keeps, so another model goes without it.
+ * keeps, so another model goes without it. A compaction request (`compaction`) asks for no
+ * answer at all but the conversation summarised into Claude's signed `compaction` block
+ * (`stop_reason` `compaction`): another model would answer the last message instead, billed
+ * for a reply the client cannot use as the summary it asked for.
  */
 function vendorOnlyFeature(body: MessagesRequest): string | undefined {
   for (const [i, t] of (body.tools ?? []).entries()) {
     if (t.type === undefined || t.type === "custom" || t.type.startsWith("web_search_")) continue;
     return `tools[${i}]: tool type ${JSON.stringify(t.type)}`;
   }
-  const extra = body as { mcp_servers?: unknown; container?: unknown };
+  const extra = body as { mcp_servers?: unknown; container?: unknown; compaction?: unknown };
   if (Array.isArray(extra.mcp_servers) && extra.mcp_servers.length > 0) return "mcp_servers";
   if (extra.container !== undefined && extra.container !== null) return "container";
+  if (extra.compaction !== undefined && extra.compaction !== null) return "compaction";
   return undefined;
 }
 

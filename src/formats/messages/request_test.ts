@@ -1343,7 +1343,7 @@ Deno.test("upstreamsFor: other blocks reach only Anthropic, and the reason names
   }
 });
 
-Deno.test("upstreamsFor: server tools other than web search, MCP servers and a container reach only Anthropic", () => {
+Deno.test("upstreamsFor: server tools other than web search, MCP servers, a container and a compaction request reach only Anthropic", () => {
   const needOf = (extra: Record<string, unknown>) =>
     upstreamsFor(validateMessagesRequest({
       model: SLUG,
@@ -1369,6 +1369,7 @@ Deno.test("upstreamsFor: server tools other than web search, MCP servers and a c
         /^mcp_servers/,
       ],
       [{ container: "container_1" }, /^container/],
+      [{ compaction: { type: "summarize" } }, /^compaction/],
     ] as const
   ) {
     const n = needOf(extra);
