@@ -6,8 +6,8 @@
  *   `stop_sequences` are kept;
  * - settings a vendor bills at other than the catalogue's prices (`service_tier`, `speed`,
  *   `inference_geo`) are left out;
- * - OpenRouter's model fallbacks (`models`, `route`), billed at the model that answered, are
- *   left out;
+ * - OpenRouter's model fallbacks (`models`, `route`) and Anthropic's server-side ones
+ *   (`fallbacks`), billed at the model that answered, are left out;
  * - reasoning items of another vendor than the model's (a client that switched models) do
  *   not reach OpenRouter's responses API;
  * - a request whose every message is empty (content `[]`, no input) is refused by the
@@ -108,6 +108,31 @@ Deno.test("pass-through: settings billed at other than the catalogue's prices do
       for (const k of ["service_tier", "speed", "inference_geo"]) {
         assert.equal(body[k], undefined, `${c.protocol} ${k}`);
       }
+    }
+  });
+});
+
+Deno.test("pass-through: Anthropic's server-side model fallbacks do not reach Anthropic", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    // A request Haiku declines would be served by Opus, with its own larger output limit:
+    // the gateway holds and bills the model the client named, at that model's prices.
+    const params: Anthropic.Beta.MessageCreateParamsNonStreaming = {
+      model: "anthropic/claude-haiku-4.5",
+      max_tokens: 16,
+      fallbacks: [{ model: "claude-opus-4-6", max_tokens: 32000 }],
+      messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
+    };
+    const m = await c.beta.messages.create(params);
+    assert.equal(m.model, "anthropic/claude-haiku-4.5");
+    await c.beta.messages.stream({ ...params, fallbacks: "default" }).finalMessage();
+    await g.mock.idle();
+    const calls = g.mock.stats.calls;
+    assert.deepEqual(calls.map((c) => c.protocol), ["messages", "messages"]);
+    for (const call of calls) {
+      const body = call.body as Record<string, unknown>;
+      assert.equal(body.model, "claude-haiku-4-5");
+      assert.equal(body.fallbacks, undefined);
     }
   });
 });

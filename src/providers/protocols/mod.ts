@@ -55,6 +55,17 @@ function standardTier(body: Record<string, unknown>) {
 }
 
 /**
+ * Anthropic's server-side model fallbacks (`fallbacks`: other models, each with its own
+ * `max_tokens`, tried when the one asked declines) are never sent: the answer would come from
+ * a model the client did not name, billed here at the named model's prices and held for its
+ * output limit (an Opus answer at Haiku's price). Without them a declined request stays
+ * declined, as on a model that takes no fallbacks.
+ */
+function withoutServerFallbacks(body: Record<string, unknown>) {
+  delete body.fallbacks;
+}
+
+/**
  * `tools: []` (LangChain and agents with every tool turned off send it): OpenAI and most
  * chat APIs answer 400 "[] is too short - 'tools'", and refuse a tool choice or
  * `parallel_tool_calls` without tools. No tools is said by leaving them out.
@@ -145,7 +156,10 @@ const anthropicMessages: UpstreamProtocol = {
         xhigh: effortsFor(req.model, p.reasoningEfforts)?.includes("xhigh") ?? false,
       },
     ),
-  finishBody: (body) => standardTier(body),
+  finishBody: (body) => {
+    standardTier(body);
+    withoutServerFallbacks(body);
+  },
   mendRefused: withContextBeta,
   createDecoder: messages.createMessagesDecoder,
   decodeBody: messages.decodeMessagesBody,
