@@ -892,6 +892,33 @@ Deno.test("messages: a compaction request reaches only Anthropic; for another ve
   });
 });
 
+Deno.test("messages: the advisor tool is a 400 on every model, never a call to another model billed at this one's prices", async () => {
+  await withGateway(async (g) => {
+    const c = client(g);
+    const before = (await g.store.getAccount(g.accountId))!.balance;
+    // Anthropic runs the advisor on the model the tool names (Opus advising Haiku here) and
+    // bills its tokens at that model's prices; the usage reports them among the iterations.
+    for (const model of ["anthropic/claude-haiku-4.5", "openai/gpt-4o-mini"]) {
+      const err = await c.beta.messages.create({
+        model,
+        max_tokens: 64,
+        tools: [
+          { name: "get_weather", input_schema: { type: "object" } },
+          { type: "advisor_20260301", name: "advisor", model: "claude-opus-4-6" },
+        ],
+        messages: [{ role: "user", content: "Plan it [[mock:tokens=3]]" }],
+      }).catch((e) => e);
+      assert.ok(err instanceof Anthropic.BadRequestError, `${model}: ${err}`);
+      const body = err.error as { type: string; error: { type: string; message: string } };
+      assert.equal(body.error.type, "invalid_request_error");
+      assert.match(body.error.message, /^tools\[1\]: the advisor tool is not supported/);
+    }
+    await g.settled();
+    assert.equal(g.mock.stats.calls.length, 0);
+    assert.equal((await g.store.getAccount(g.accountId))!.balance, before);
+  });
+});
+
 // ---- Claude Code recorded requests ---------------------------------------------------------
 
 const CLAUDE_CODE_DIR = "/work/shared/fixtures/clients/claude-code";

@@ -257,6 +257,17 @@ export function validateMessagesRequest(body: unknown): MessagesRequest {
     const { path, message } = problemOf(r.error.issues[0]);
     throw badRequest(`${fieldName(path, "body")}: ${message}`);
   }
+  const advisor = (r.data.tools ?? []).findIndex((t) => t.type?.startsWith("advisor_"));
+  if (advisor >= 0) {
+    // Anthropic runs the advisor on the model the tool names, within the call, and bills its
+    // tokens at that model's prices (an `advisor_message` entry of the usage's iterations):
+    // metered here at the prices of the model asked, an Opus advisor's work would be billed
+    // as Haiku's. No other vendor has the tool.
+    throw badRequest(
+      `tools[${advisor}]: the advisor tool is not supported: its advice comes from another ` +
+        "model, billed at that model's own prices; ask that model as a call of its own",
+    );
+  }
   const choice = r.data.tool_choice;
   if (
     choice?.type === "tool" &&
