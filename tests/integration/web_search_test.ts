@@ -144,6 +144,33 @@ Deno.test("web search: the hold covers the searches a request allows, so a balan
   }, { balanceRub: "15" });
 });
 
+Deno.test("web search (messages, anthropic upstream): a search tool naming no max_uses reaches Anthropic capped at the searches held", async () => {
+  await withGateway(async (g) => {
+    const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    // Held for ten searches (no cap named); without a cap Anthropic may run more, past the hold.
+    const ask = (tool: Anthropic.Messages.WebSearchTool20250305, stream: boolean) =>
+      c.messages.create({
+        model: CLAUDE,
+        max_tokens: 64,
+        stream,
+        tools: [{ name: "get_time", input_schema: { type: "object" } }, tool],
+        messages: [{ role: "user", content: "news? [[mock:tokens=2]]" }],
+      });
+    for (const stream of [false, true]) {
+      const r = await ask({ type: "web_search_20250305", name: "web_search" }, stream);
+      if (stream) { for await (const _ of r as AsyncIterable<unknown>) { /* drain */ } }
+    }
+    // A cap the client names goes as sent.
+    await ask({ type: "web_search_20250305", name: "web_search", max_uses: 3 }, false);
+    await g.mock.idle();
+    const sent = g.mock.stats.calls.map((call) =>
+      (call.body as { tools: { name: string; max_uses?: number }[] }).tools
+        .find((t) => t.name === "web_search")?.max_uses
+    );
+    assert.deepEqual(sent, [10, 10, 3]);
+  });
+});
+
 Deno.test("web search (messages, OpenRouter chat upstream): Claude Code's search tool runs as OpenRouter's web plugin", async () => {
   await withGateway(async (g) => {
     const c = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });

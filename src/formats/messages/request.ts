@@ -929,6 +929,12 @@ function hasEmptyText(m: unknown): boolean {
   return Array.isArray(m.content) && m.content.some(isEmptyText);
 }
 
+/** Anthropic's web search tool with no `max_uses`: as many searches as the model likes. */
+function isUncappedSearch(t: unknown): boolean {
+  return isObject(t) && typeof t.type === "string" && t.type.startsWith("web_search_") &&
+    (t.max_uses === undefined || t.max_uses === null);
+}
+
 /**
  * The client's body for a same-protocol upstream: `model` changes, and what Anthropic would
  * refuse in a history is mended (below).
@@ -938,6 +944,13 @@ export function passThroughRequest(
   upstreamModel: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: upstreamModel };
+  // A web search naming no cap is held for DEFAULT_WEB_SEARCHES (quota.ts); Anthropic takes no
+  // cap as none and could run more, billed past the hold. It is sent the cap that was held.
+  if (Array.isArray(body.tools) && body.tools.some(isUncappedSearch)) {
+    out.tools = body.tools.map((t) =>
+      isUncappedSearch(t) ? { ...t, max_uses: DEFAULT_WEB_SEARCHES } : t
+    );
+  }
   if (Array.isArray(body.messages) && body.messages.some(hasForeignSearch)) {
     out.messages = body.messages.map((m) => hasForeignSearch(m) ? withoutForeignSearch(m) : m);
   }
