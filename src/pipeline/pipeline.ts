@@ -141,6 +141,11 @@ async function reserveText(calls: TextCall[], caller: Caller, app: AppContext): 
         now,
       )
     ),
+    // Codex's cached search (`optional`: no live access) runs on OpenAI's responses API alone;
+    // every other upstream is sent the call without it, so no search is held for those.
+    searching: k.candidates.map((c) =>
+      !k.request.webSearch?.optional || c.protocol === "openai-responses"
+    ),
     full: heldOutputTokens(k, app),
   }));
   const allSearches = webSearchAllowance(call.body);
@@ -153,8 +158,11 @@ async function reserveText(calls: TextCall[], caller: Caller, app: AppContext): 
     let amount = 0n;
     for (const h of held) {
       const out = Math.min(output, h.full) * choices;
-      const a = textHold(app, h.prices, h.call.heldPromptTokens, out, searches, h.call.audio);
-      if (a > amount) amount = a;
+      h.prices.forEach((p, i) => {
+        const s = h.searching[i] ? searches : 0;
+        const a = textHold(app, [p], h.call.heldPromptTokens, out, s, h.call.audio);
+        if (a > amount) amount = a;
+      });
     }
     return {
       endpoint: call.format.name,

@@ -151,6 +151,35 @@ for (const model of ["openai/gpt-5.1", "anthropic/claude-sonnet-4.5"]) {
     }));
 }
 
+Deno.test("output limit: Codex's cached web_search (no live access) on a Claude model is held for no search: it is left out there", () =>
+  // Anthropic alone serves the model (OpenRouter's responses API is sent the search as it is).
+  withGateway(async (g) => {
+    const model = "anthropic/claude-sonnet-4.5";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    // Codex's default search, as it declares it on every call.
+    const tools = [{ type: "web_search", external_web_access: false }] as OpenAI.Responses.Tool[];
+    // Covers the floor's output and the prompt (500 tokens' worth more), not one search.
+    const floor = await g.account(worth(g, model, 4096 + 500));
+    const f = new OpenAI({ apiKey: floor.key, baseURL: g.baseURL, maxRetries: 0 });
+    const r = await f.responses.create({ model, input: "hi [[mock:tokens=3]]", tools });
+    assert.equal(r.status, "completed");
+    assert.equal(sent(g).max_tokens, 4096);
+    assert.equal(sent(g).tools, undefined, "the cached search is not sent to Anthropic");
+
+    // Covers the whole output cap: the call is not limited for searches it cannot make.
+    const whole = await g.account(worth(g, model, cap + 500));
+    const w = new OpenAI({ apiKey: whole.key, baseURL: g.baseURL, maxRetries: 0 });
+    // Streamed, as Codex calls (a call that does not stream is sent at most 21 333).
+    const stream = await w.responses.create({
+      model,
+      input: "hi [[mock:tokens=3]]",
+      tools,
+      stream: true,
+    });
+    for await (const _ of stream) { /* to its end */ }
+    assert.equal(sent(g).max_tokens, cap);
+  }, { withoutKeys: ["OPENROUTER_API_KEY"] }));
+
 Deno.test("output limit: a limit above the model's output cap (below its context) is sent at the cap, passed through or transcoded", () =>
   withGateway(async (g) => {
     const model = "openai/gpt-4o-mini";
@@ -202,6 +231,7 @@ Deno.test("output limit: a messages limit above Claude's cap is sent at the cap,
     await ask(cap + 10_000);
     await g.mock.idle();
     assert.equal(g.mock.stats.calls.at(-1)!.protocol, "messages");
+    console.log("DBG", JSON.stringify(sent(g)).slice(0, 600), g.mock.stats.calls.length);
     assert.equal(sent(g).max_tokens, cap);
     assert.deepEqual(sent(g).thinking, { type: "enabled", budget_tokens: cap - 1 });
     // A budget already below the cap is the client's.
