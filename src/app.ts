@@ -150,6 +150,15 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
     if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
       return preflight(req, candidates.map((r) => r.method));
     }
+    if (/\bwebsocket\b/i.test(req.headers.get("upgrade") ?? "")) {
+      // No endpoint speaks WebSocket. Codex's built-in OpenAI provider opens its responses
+      // stream as one first: a 426 has it post over HTTP at once, where any other refusal is
+      // retried five times (seconds, and an error line each) at the start of every session.
+      return renderError(
+        envelopeOf(candidates[0], req),
+        new GatewayError(426, `${path} does not speak WebSocket; send the request over HTTP`),
+      );
+    }
     const method = req.method === "HEAD" ? "GET" : req.method;
     const route = candidates.find((r) => r.method === method);
     if (!route) {

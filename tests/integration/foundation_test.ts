@@ -592,6 +592,29 @@ Deno.test("foundation: wrong method on a known path → 405 in that endpoint's e
   });
 });
 
+Deno.test("foundation: a WebSocket handshake (Codex's built-in OpenAI provider) → 426, which has Codex post over HTTP at once", async () => {
+  await withGateway(async (g) => {
+    // As Codex 0.171 opens its Responses WebSocket when its OpenAI base URL is the gateway's:
+    // on a 405 it retried the handshake five times (~7 s, an error line each) every session.
+    const headers = {
+      connection: "Upgrade",
+      upgrade: "websocket",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      "openai-beta": "responses_websockets=2026-02-06",
+    };
+    const ws = await call(g, "GET", "/v1/responses", { headers });
+    assert.equal(ws.status, 426);
+    assertGeneric(await json(ws), 426);
+    // A plain GET is still the wrong method; an unknown path still a 404.
+    const plain = await call(g, "GET", "/v1/responses");
+    assert.equal(plain.status, 405);
+    await plain.body?.cancel();
+    await assertPlain404(await call(g, "GET", "/v1/nope", { headers }), "unknown path");
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
 Deno.test("foundation: /healthz and /readyz answer 200 without a key", async () => {
   await withGateway(async (g) => {
     for (const path of ["/healthz", "/readyz"]) {
