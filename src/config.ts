@@ -77,6 +77,7 @@ const schema = z.object({
   CATALOGUE_FILE: z.string().min(1).optional(),
   CANCEL_POLICY: z.enum(["abort", "drain"]).default("abort"),
   DRAIN_DEADLINE_MS: whole(30_000, 0, 600_000),
+  STREAM_KEEPALIVE_MS: whole(15_000, 0, 600_000),
   KEY_CACHE_TTL_MS: whole(10_000, 0, 300_000),
   RATE_LIMIT_RPM: whole(600, 0),
   ACCOUNT_RATE_LIMIT_RPM: whole(3000, 0),

@@ -25,6 +25,7 @@ Deno.test("config: defaults when nothing is set", () => {
   assert.equal(cfg.ADMIN_TOKEN, undefined);
   assert.equal(cfg.CANCEL_POLICY, "abort");
   assert.equal(cfg.KEY_CACHE_TTL_MS, 10_000);
+  assert.equal(cfg.STREAM_KEEPALIVE_MS, 15_000);
   assert.equal(cfg.LOG_LEVEL, "info");
   assert.ok(cfg.BODY_MAX_BYTES >= 1024);
   assert.ok(cfg.RATE_LIMIT_RPM >= 0);

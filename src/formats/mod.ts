@@ -21,6 +21,13 @@ import {
 } from "./chat/encode.ts";
 import * as messages from "./messages/mod.ts";
 import * as responses from "./responses/mod.ts";
+import { sseFrame } from "./sse.ts";
+
+/**
+ * A comment line: SSE readers skip it (the `openai` SDK, Codex, eventsource-parser), as they
+ * do OpenRouter's own `: OPENROUTER PROCESSING` while a model thinks.
+ */
+const COMMENT_KEEPALIVE = ": keep-alive\n\n";
 
 type Body = Record<string, unknown>;
 
@@ -105,6 +112,7 @@ export const chat: ClientFormat = {
     "logit_bias",
   ],
   createEncoder: createChatEncoder,
+  keepAlive: COMMENT_KEEPALIVE,
   encodeBody: encodeChatBody,
   createPassThrough: createChatPassThrough,
   passThroughBody: chatPassThroughBody,
@@ -155,6 +163,8 @@ export const messagesFormat: ClientFormat = {
   passThroughRequest: (body, upstreamModel) =>
     messages.passThroughRequest(body as unknown as messages.MessagesRequest, upstreamModel),
   createEncoder: messages.createMessagesEncoder,
+  // Anthropic's own keep-alive event, which its SDK and Claude Code read past.
+  keepAlive: sseFrame('{"type":"ping"}', "ping"),
   encodeBody: messages.encodeMessagesBody,
   createPassThrough: messages.createMessagesPassThrough,
   passThroughBody: messages.messagesPassThroughBody,
@@ -189,6 +199,7 @@ export const responsesFormat: ClientFormat = {
     }
   },
   createEncoder: responses.createResponsesEncoder,
+  keepAlive: COMMENT_KEEPALIVE,
   encodeBody: responses.encodeResponsesBody,
   createPassThrough: responses.createResponsesPassThrough,
   passThroughBody: responses.responsesPassThroughBody,

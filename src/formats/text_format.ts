@@ -74,6 +74,11 @@ export interface ClientFormat {
    */
   samplingFields?: readonly string[];
   createEncoder(ctx: EncodeContext): StreamEncoder;
+  /**
+   * What a stream sends while the upstream is silent (a model thinking before its first
+   * token): a frame every client of the format reads past.
+   */
+  keepAlive: string;
   encodeBody: BodyEncoder;
   createPassThrough(ctx: EncodeContext): PassThroughEncoder;
   passThroughBody: PassThroughBody;

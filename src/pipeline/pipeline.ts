@@ -1032,6 +1032,8 @@ async function startStream(
       idleMs: c.provider.timeouts.idleMs,
       policy: app.cfg.CANCEL_POLICY,
       drainMs: app.cfg.DRAIN_DEADLINE_MS,
+      keepAlive: call.format.keepAlive,
+      keepAliveMs: app.cfg.STREAM_KEEPALIVE_MS,
       tracker: app.tracker,
       log: (e) =>
         app.log.log("error", "stream stage failed", {

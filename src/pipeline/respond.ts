@@ -33,6 +33,14 @@ export function streamToClient(o: {
   idleMs: number;
   policy: "abort" | "drain";
   drainMs: number;
+  /**
+   * Sent when nothing else was for `keepAliveMs` (0: never): a model may think in silence for
+   * minutes before its first token (OpenAI's chat API sends nothing meanwhile, and OpenRouter's
+   * keep-alive comments are not relayed), and Claude Code gives up on a stream that sends no
+   * byte for five minutes, to ask again from the start.
+   */
+  keepAlive?: string;
+  keepAliveMs?: number;
   tracker: Tracker;
   /** Reports an unexpected exception (a bug) without its message reaching the client. */
   log?: (e: unknown) => void;
@@ -44,6 +52,8 @@ export function streamToClient(o: {
     reader.cancel().catch(() => {});
   });
   let closed = false;
+  let lastSent = Date.now();
+  let keepAliveTimer: ReturnType<typeof setInterval> | undefined;
   /**
    * The client went away under policy `drain`: the drain owns the reader, the settlement and
    * the end from then on. A pull still waiting on the upstream when the client left must not
@@ -58,6 +68,7 @@ export function streamToClient(o: {
   const close = (status: "completed" | "failed" | "cancelled") => {
     if (closed) return;
     closed = true;
+    clearInterval(keepAliveTimer);
     openStreams.delete(endNow);
     idle.stop();
     meter.settle(status);
@@ -66,6 +77,18 @@ export function streamToClient(o: {
   return new ReadableStream<Uint8Array>({
     start(ctl) {
       if (o.initial) ctl.enqueue(enc.encode(o.initial));
+      const every = o.keepAliveMs ?? 0;
+      if (o.keepAlive && every > 0) {
+        const frame = enc.encode(o.keepAlive);
+        // Frames are enqueued whole, so one sent between two of them never splits an event.
+        keepAliveTimer = setInterval(() => {
+          if (closed || clientGone || Date.now() - lastSent < every) return;
+          lastSent = Date.now();
+          try {
+            ctl.enqueue(frame);
+          } catch { /* the stream ended meanwhile */ }
+        }, Math.min(every, 1000));
+      }
     },
     async pull(ctl) {
       /** `upstream`: its body ended, is cut, or said its last and is left to end by itself. */
@@ -120,13 +143,17 @@ export function streamToClient(o: {
           return end("cut");
         }
         if (clientGone) return;
-        if (text) ctl.enqueue(enc.encode(text));
+        if (text) {
+          ctl.enqueue(enc.encode(text));
+          lastSent = Date.now();
+        }
         if (stage.complete) return end("said");
         if (text) return;
       }
     },
     cancel() {
       if (closed) return;
+      clearInterval(keepAliveTimer);
       if (o.policy === "drain") {
         clientGone = true;
         o.tracker.track(drain({ ...o, idle }, () => close("cancelled")));
