@@ -9,6 +9,7 @@ import { describeError } from "./lib/describe_error.ts";
 import { buildGateway, type Gateway, sweep } from "./server.ts";
 import { type EnvelopeFamily, renderError } from "./http/envelopes.ts";
 import { GatewayError } from "./http/gateway_error.ts";
+import { endOpenStreams, openStreams } from "./pipeline/respond.ts";
 
 function envelopeFor(req: Request): EnvelopeFamily {
   const path = new URL(req.url).pathname;
@@ -20,6 +21,9 @@ function envelopeFor(req: Request): EnvelopeFamily {
 /** How often an isolate sweeps, at most: a request that finds the last sweep older starts one. */
 const SWEEP_EVERY_MS = 10_000;
 
+/** How often `close` looks whether the calls still open have ended. */
+const DRAIN_POLL_MS = 50;
+
 export interface DeployApp {
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response>;
   /** Closes the gateway if one was built (tests; Deploy ends isolates itself). */
@@ -29,6 +33,8 @@ export interface DeployApp {
 export function deployApp(load: () => Config = loadConfig): DeployApp {
   let gateway: Promise<{ gw: Gateway; cfg: Config }> | undefined;
   let lastSweep = 0;
+  /** Calls whose handler has not answered yet (a whole answer is settled before it returns). */
+  let answering = 0;
 
   const get = () => {
     gateway ??= (async () => {
@@ -75,13 +81,28 @@ export function deployApp(load: () => Config = loadConfig): DeployApp {
         gw.ctx.tracker.track(sweep(gw.ctx, cfg.SWEEP_AFTER_MS).catch(() => 0));
       }
       const addr = info?.remoteAddr;
-      return gw.handler(req, {
-        remoteAddr: addr && addr.transport === "tcp" ? addr.hostname : "",
-      });
+      answering++;
+      try {
+        return await gw.handler(req, {
+          remoteAddr: addr && addr.transport === "tcp" ? addr.hostname : "",
+        });
+      } finally {
+        answering--;
+      }
     },
     async close() {
       const built = await gateway?.catch(() => undefined);
       if (!built) return;
+      // Calls still open end first, as under src/main.ts: a store closed under them could not
+      // bill them (their settlements would fail, and the sweep close them unbilled after the
+      // client had its whole answer). Streams get SHUTDOWN_GRACE_MS, then end with an
+      // in-stream error and settle like any broken stream.
+      built.gw.ctx.draining = true;
+      const grace = setTimeout(endOpenStreams, built.cfg.SHUTDOWN_GRACE_MS);
+      while (answering > 0 || openStreams.size > 0) {
+        await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
+      }
+      clearTimeout(grace);
       await built.gw.ctx.tracker.idle();
       await built.gw.close();
     },
@@ -91,7 +112,7 @@ export function deployApp(load: () => Config = loadConfig): DeployApp {
 /**
  * Under `deno serve` (self-hosted, one process or `--parallel`), SIGTERM closes the listener and
  * lets open requests finish, but the store's PostgreSQL connections would keep the process
- * alive for good: close the gateway too, once its requests are done. Armed at the first request
+ * alive for good: close the gateway too, once its requests are done (`close` waits for them). Armed at the first request
  * (a process that only imports this module keeps SIGTERM's default), and disarmed when it fires,
  * so a second SIGTERM ends the process at once. Deno Deploy may take no signal listener.
  */

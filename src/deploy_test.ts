@@ -3,6 +3,9 @@ import assert from "node:assert/strict";
 import { parseConfig } from "./config.ts";
 import { deployApp } from "./deploy.ts";
 import { openStore } from "./store/mod.ts";
+import { generateKey } from "./store/keys.ts";
+import { startMock } from "./providers/mock/server.ts";
+import { checkInvariants, mockEnv } from "../tests/helpers/gateway.ts";
 import { scratchDatabase } from "../tests/helpers/store.ts";
 
 const DATABASE_URL = Deno.env.get("DATABASE_URL");
@@ -145,6 +148,104 @@ Deno.test({
         child.kill("SIGKILL");
       } catch { /* already gone */ }
       await exited.catch(() => {});
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name: "deploy: under deno serve, SIGTERM lets open calls finish and bills every one of them",
+  ignore: !DATABASE_URL || Deno.build.os === "windows",
+  fn: async () => {
+    const db = await scratchDatabase(DATABASE_URL!);
+    const mock = startMock();
+    const store = await openStore({ databaseUrl: db.url });
+    const account = await store.createAccount("t", 1_000_000_000_000n);
+    const k = await generateKey("tg");
+    await store.createKey(account.id, k.hash, k.display, null);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["serve", "-A", "--port", "0", new URL("./deploy.ts", import.meta.url).pathname],
+      env: mockEnv(mock.url, { DATABASE_URL: db.url, LOG_LEVEL: "error" }),
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const exited = child.status;
+    try {
+      let seen = "";
+      const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+      let port: string | undefined;
+      while (!port) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += value;
+        port = /Listening on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1];
+      }
+      (async () => {
+        while (!(await reader.read()).done) { /* discard */ }
+      })().catch(() => {});
+      assert.ok(port, `a listening line: ${seen}`);
+      // Two calls of about a second and a half each, one streamed and one whole.
+      const call = (stream: boolean) =>
+        fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "openai/gpt-4o-mini",
+            messages: [{ role: "user", content: "hi [[mock:tokens=30,every=50]]" }],
+            stream,
+            ...(stream ? { stream_options: { include_usage: true } } : {}),
+          }),
+        });
+      const whole = call(false);
+      const streamed = await call(true);
+      assert.equal(streamed.status, 200);
+      const body = streamed.body!.getReader();
+      const first = await body.read();
+      assert.ok(!first.done);
+
+      // Both calls are in flight: the process is told to stop.
+      child.kill("SIGTERM");
+      let text = new TextDecoder().decode(first.value);
+      for (;;) {
+        const { value, done } = await body.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      const wholeRes = await whole;
+      assert.equal(wholeRes.status, 200);
+      const wholeJson = await wholeRes.json();
+      const streamedCost = JSON.parse(
+        text.split("\n").filter((l) => l.startsWith("data: {")).at(-1)!.slice(6),
+      ).usage.cost;
+      assert.ok(text.includes("data: [DONE]"), "the stream ran to its end");
+
+      const stopped = await Promise.race([
+        exited.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), 15_000)),
+      ]);
+
+      // Both answers were whole, so both are billed at what the client was told.
+      for (
+        const [id, cost] of [
+          [streamed.headers.get("x-generation-id")!, streamedCost],
+          [wholeRes.headers.get("x-generation-id")!, wholeJson.usage.cost],
+        ] as const
+      ) {
+        const g = await store.getGeneration(account.id, id);
+        assert.equal(g?.status, "completed", `${id} settled`);
+        assert.equal(g.cost, BigInt(Math.round(cost * 1e9)), `${id} billed what it answered`);
+      }
+      assert.deepEqual(await checkInvariants(store, [account.id]), []);
+      assert.equal((await store.getAccount(account.id))!.held, 0n, "no hold is left");
+      assert.ok(stopped, "the process ended within 15 s of SIGTERM");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await exited.catch(() => {});
+      await store.close();
+      await mock.close();
       await db.drop();
     }
   },
