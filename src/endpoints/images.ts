@@ -236,7 +236,13 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     // The spec's usage always has output_tokens and total_tokens: the provider's figure, else
     // the one billed (0 for a model priced per image); input_tokens only when reported.
     const usage: Record<string, unknown> = {};
-    if (up.inputTokens !== undefined) usage.input_tokens = up.inputTokens;
+    if (up.inputTokens !== undefined) {
+      usage.input_tokens = up.inputTokens;
+      // The SDKs type input_tokens_details as required beside input_tokens: the reference
+      // images' part where the provider said it, the rest the prompt's.
+      const image = Math.min(up.inputImageTokens ?? 0, up.inputTokens);
+      usage.input_tokens_details = { text_tokens: up.inputTokens - image, image_tokens: image };
+    }
     usage.output_tokens = up.outputTokens ?? bill.tokens.output ?? 0;
     usage.total_tokens = (up.inputTokens ?? 0) + (usage.output_tokens as number);
     usage.cost = nanoToRub(bill.cost.nano);

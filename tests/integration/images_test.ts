@@ -82,6 +82,11 @@ Deno.test("images: b64_json by default, usage with cost, the debit equals the co
     assert.equal(r.data![0].url, undefined);
     const usage = r.usage as unknown as Record<string, unknown>;
     assert.equal(typeof usage.input_tokens, "number");
+    // The SDKs type it as required beside input_tokens (openai-python reads None without it).
+    assert.deepEqual(usage.input_tokens_details, {
+      text_tokens: usage.input_tokens,
+      image_tokens: 0,
+    });
     assert.equal(usage.output_tokens, 272);
     assert.equal(usage.total_tokens, (usage.input_tokens as number) + 272);
     assert.ok((usage.cost as number) > 0);
@@ -132,6 +137,8 @@ Deno.test("images: stream: true (the SDK's async iterator) gets each image as im
     assert.equal(events[0].usage, undefined, "the cost is told once");
     const usage = events[1].usage as Record<string, unknown>;
     assert.ok((usage.cost as number) > 0);
+    const details = usage.input_tokens_details as Record<string, number>;
+    assert.equal(details.text_tokens + details.image_tokens, usage.input_tokens);
     await g.settled();
     assert.equal(nanoToRub(before - (await account(g)).balance), usage.cost);
     const body = g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
@@ -218,8 +225,17 @@ Deno.test("images: a stored link in input_references makes an edit with those by
     assert.ok(sent.startsWith("data:image/png;base64,"));
     assert.deepEqual(Uint8Array.fromBase64(sent.slice(sent.indexOf(",") + 1)), stored);
     // The mock charges 85 input tokens per input image.
-    const usage = edit.data.usage as unknown as { input_tokens: number };
+    const usage = edit.data.usage as unknown as {
+      input_tokens: number;
+      input_tokens_details: { text_tokens: number; image_tokens: number };
+    };
     assert.ok(usage.input_tokens >= 85);
+    // The reference images' part, as the Images API reported it.
+    assert.ok(usage.input_tokens_details.image_tokens >= 85);
+    assert.equal(
+      usage.input_tokens_details.text_tokens + usage.input_tokens_details.image_tokens,
+      usage.input_tokens,
+    );
     // The same link under the port's other loopback name is still ours, not a private host.
     const aliased = url.replace("://127.0.0.1:", "://localhost:");
     assert.notEqual(aliased, url);
