@@ -218,6 +218,11 @@ Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the 
       "web_search_tool_result",
     ]);
     assert.equal(blocks.at(-1), "text");
+    // Both counts, as Anthropic sends them: the SDKs type web_fetch_requests as a number.
+    assert.deepEqual(whole.data.usage.server_tool_use, {
+      web_search_requests: 2,
+      web_fetch_requests: 0,
+    });
     const call = whole.data.content[0] as { id: string; name: string; input: { query: string } };
     assert.equal(call.name, "web_search");
     assert.equal(call.input.query, "mock search 1");
@@ -238,6 +243,10 @@ Deno.test("web search (messages, OpenAI): Claude Code's search tool runs as the 
     const final = await stream.finalMessage();
     assert.deepEqual(final.content.map((b) => b.type), blocks);
     assert.deepEqual((final.content[0] as { input: unknown }).input, { query: "mock search 1" });
+    assert.deepEqual(final.usage.server_tool_use, {
+      web_search_requests: 2,
+      web_fetch_requests: 0,
+    });
 
     // Billed per search: two searches cost two searches more than none.
     const none = await c.messages.create({ ...ask(0, false), stream: false }).withResponse();

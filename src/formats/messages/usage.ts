@@ -111,8 +111,8 @@ export interface MessagesUsageOut {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** Only when the upstream ran web searches. */
-  server_tool_use?: { web_search_requests: number };
+  /** Only when the upstream ran web searches; both counts, as Anthropic sends them. */
+  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
 }
 
 /** Internal usage to the messages format: `input_tokens` is the uncached part only. */
@@ -125,6 +125,9 @@ export function toMessagesUsage(u: Usage): MessagesUsageOut {
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
   };
-  if (u.webSearches) out.server_tool_use = { web_search_requests: u.webSearches };
+  // The SDKs type `web_fetch_requests` as a number too; no other vendor fetches pages for it.
+  if (u.webSearches) {
+    out.server_tool_use = { web_search_requests: u.webSearches, web_fetch_requests: 0 };
+  }
   return out;
 }

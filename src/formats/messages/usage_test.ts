@@ -139,6 +139,7 @@ Deno.test("usage: web searches the upstream ran are counted, also beside compact
   // And written back out for a messages client when a search ran.
   assert.deepEqual(toMessagesUsage({ input: 1, output: 1, webSearches: 2 }).server_tool_use, {
     web_search_requests: 2,
+    web_fetch_requests: 0,
   });
   assert.equal("server_tool_use" in toMessagesUsage({ input: 1, output: 1 }), false);
 });
