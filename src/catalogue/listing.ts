@@ -107,7 +107,7 @@ function paged(all: PublicModel[], whole: (req: Request) => Response): (req: Req
 /**
  * The spec's Model object, field for field, prices in roubles with markup, then the fields
  * the SDKs' model types declare (OpenAI's `object`, `owned_by`; Anthropic's `type`,
- * `display_name`, `created_at`). Seed-only fields (image capabilities, dimensions, output cap)
+ * `display_name`, `created_at`, `lifecycle`). Seed-only fields (image capabilities, dimensions, output cap)
  * are for the gateway, not shown; prices beyond the spec's keys are (in `pricing`), and tiers
  * (`pricing_overrides`).
  */
@@ -162,6 +162,8 @@ function sdkFields(m: { id: string; name: string; created: number }) {
     type: "model",
     display_name: m.name,
     created_at: new Date(m.created * 1000).toISOString().replace(".000Z", "Z"),
+    // Required in Anthropic's ModelInfo: every model listed is one the gateway serves.
+    lifecycle: "active",
   };
 }
 

@@ -46,7 +46,7 @@ function get(path: string, headers: HeadersInit = {}, method = "GET") {
 }
 
 /** What the SDKs' model types declare besides the spec's fields (OpenAI's, Anthropic's). */
-const SDK_FIELDS = ["object", "owned_by", "type", "display_name", "created_at"];
+const SDK_FIELDS = ["object", "owned_by", "type", "display_name", "created_at", "lifecycle"];
 
 /** The spec's root, then the SDKs' list fields: OpenAI's `object`, Anthropic's page. */
 async function data(res: Response): Promise<Json[]> {
@@ -76,6 +76,7 @@ function assertModel(m: Json) {
   assert.equal(m.owned_by, (m.id as string).replace(/^~/, "").split("/")[0]);
   assert.equal(m.display_name, m.name);
   assert.equal(Date.parse(m.created_at as string), (m.created as number) * 1000);
+  assert.equal(m.lifecycle, "active");
   for (const k of ["id", "canonical_slug", "name", "description"]) {
     assert.equal(typeof m[k], "string", `${m.id} ${k}`);
   }

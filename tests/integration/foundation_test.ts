@@ -380,6 +380,10 @@ Deno.test("foundation: both SDKs list and retrieve models with the fields their 
     assert.equal(claude.id, MESSAGES_MODEL);
     assert.match(claude.display_name, /Claude Sonnet 4\.5/);
     assert.ok(!Number.isNaN(Date.parse(claude.created_at)), claude.created_at);
+    // Required in the SDKs' ModelInfo (anthropic-python reads None without it): a listed model
+    // is one the gateway serves.
+    assert.equal((claude as unknown as { lifecycle: string }).lifecycle, "active");
+    assert.ok(seen.every((m) => (m as unknown as { lifecycle: string }).lifecycle === "active"));
     // Its errors in its own envelope: the SDK's error classes read their `type`.
     await assert.rejects(
       anthropic.models.retrieve("anthropic/no-such-model"),
