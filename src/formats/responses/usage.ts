@@ -12,9 +12,9 @@
  * | output_tokens_details.reasoning_tokens     | reasoning |
  * | cost (OpenRouter's responses API, USD)     | costUsd   |
  *
- * OpenAI's format has no cache-write figure (its caching writes for free); OpenRouter's adds
- * `cache_write_tokens` beside `cached_tokens`, as chat's does, and so does the gateway where a
- * write was billed (Claude's prompt cache, at its write price).
+ * OpenAI's Response type has `cache_write_tokens` beside `cached_tokens` (required in its
+ * SDKs' types: a Python client reads `None` where it is missing), as OpenRouter's does: the
+ * gateway writes it always, a write billed (Claude's prompt cache, at its write price) or 0.
  */
 import type { CostReport } from "../../events/event.ts";
 import type { Usage } from "../../events/usage.ts";
@@ -58,8 +58,10 @@ export function usageToResponses(cost: CostReport): Obj {
   const u = cost.usage;
   const input = u.input ?? 0;
   const output = u.output ?? 0;
-  const inputDetails: Obj = { cached_tokens: u.cacheRead ?? 0 };
-  if (u.cacheWrite !== undefined) inputDetails.cache_write_tokens = u.cacheWrite;
+  const inputDetails: Obj = {
+    cached_tokens: u.cacheRead ?? 0,
+    cache_write_tokens: u.cacheWrite ?? 0,
+  };
   return {
     input_tokens: input,
     input_tokens_details: inputDetails,
