@@ -7,7 +7,7 @@
  * - 200 `{ok: true, result, text}`
  * - 400 `{ok: false, error, usage}`: bad arguments (the CLI exits 2)
  * - 404 / 422 / 500 `{ok: false, error}`: the command failed (the CLI exits 1)
- * - 401, 403, 405: refused before running anything.
+ * - 401, 403, 405: refused before running anything (403 also to a request a proxy passed on).
  */
 import type { Store } from "../store/store.ts";
 import { NotFoundError } from "../store/errors.ts";
@@ -33,7 +33,7 @@ export function createOperatorHandler(
 ): (req: Request, remoteAddr: string) => Promise<Response> {
   const expected = sha256(cfg.token);
   return async (req, remoteAddr) => {
-    if (!isLoopback(remoteAddr)) {
+    if (!isLoopback(remoteAddr) || proxied(req.headers)) {
       return reply(403, { ok: false, error: "the operator API answers loopback callers only" });
     }
     const presented = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1];
@@ -87,6 +87,17 @@ export function isLoopback(addr: string): boolean {
   if (a === "::1" || a === "0:0:0:0:0:0:0:1") return true;
   const v4 = a.startsWith("::ffff:") ? a.slice(7) : a;
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/**
+ * Headers a reverse proxy adds to what it passes on. A proxy on the same host connects from
+ * loopback, so behind it every outside caller would pass the address check; the admin CLI
+ * sends none of them. (A proxy that adds none cannot be told apart: the token still guards.)
+ */
+const PROXY_HEADERS = ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via"];
+
+function proxied(headers: Headers): boolean {
+  return PROXY_HEADERS.some((h) => headers.has(h));
 }
 
 async function sha256(s: string): Promise<Uint8Array> {

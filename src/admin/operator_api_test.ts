@@ -50,6 +50,28 @@ Deno.test("operator API refuses non-loopback callers, even with the token", asyn
   });
 });
 
+Deno.test("operator API refuses a request a proxy on loopback passed on, even with the token", async () => {
+  // A reverse proxy on the same host (nginx, Caddy, Traefik) connects from 127.0.0.1: to the
+  // socket every outside caller looks local. What gives the proxy away is what it adds.
+  await withHandler(async (handle) => {
+    const via: Record<string, string>[] = [
+      { "x-forwarded-for": "203.0.113.9" },
+      { "x-forwarded-for": "127.0.0.1" }, // spoofed by the caller, kept by the proxy
+      { forwarded: "for=203.0.113.9;proto=https" },
+      { "x-real-ip": "203.0.113.9" },
+      { via: "1.1 caddy" },
+      { "x-forwarded-host": "gateway.example.com" },
+    ];
+    for (const headers of via) {
+      const req = run(["balance", "--account", "a"]);
+      for (const [k, v] of Object.entries(headers)) req.headers.set(k, v);
+      const res = await handle(req, "127.0.0.1");
+      assert.equal(res.status, 403, JSON.stringify(headers));
+      assert.equal((await res.json()).ok, false);
+    }
+  });
+});
+
 Deno.test("operator API refuses missing or wrong tokens", async () => {
   await withHandler(async (handle) => {
     for (const token of [null, "wrong", TOKEN + "x", TOKEN.slice(0, -1), ""]) {
