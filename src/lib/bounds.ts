@@ -11,6 +11,16 @@ export const keyCacheEntriesMax = 50_000;
 export const jsonDepthMax = 64;
 
 /**
+ * A messages client's stop sequences, and the length of each. Where the upstream takes fewer
+ * (OpenAI's chat API four, its reasoning models and responses API none) the gateway scans the
+ * streamed text for every one of them, delta by delta, its cost growing with their number and
+ * length: a million short ones in one cheap call held the event loop (every other stream) for
+ * seconds at a time. Real clients send a handful of short markers.
+ */
+export const stopSequencesMax = 256;
+export const stopSequenceCharsMax = 1000;
+
+/**
  * How long a request body may send nothing before it is given up on. A client on a slow link
  * still sends something every few seconds; one that sent nothing for a minute has gone.
  */

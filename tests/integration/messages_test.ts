@@ -568,6 +568,44 @@ Deno.test("messages errors: 400 invalid_request_error for missing messages", asy
   });
 });
 
+Deno.test("messages errors: at most 256 stop sequences of at most 1000 characters, else a 400 before any upstream", async () => {
+  // A model that takes no stop sequences (or fewer than sent) has the gateway scan its stream
+  // for each of them, delta by delta: a million short ones in one cheap call held the event
+  // loop, and every other client's stream, for seconds at a time.
+  await withGateway(async (g) => {
+    const c = client(g);
+    const ok = await c.messages.create({
+      model: "openai/gpt-4o-mini",
+      max_tokens: 16,
+      stop_sequences: Array.from({ length: 256 }, (_, i) => `never${i}`),
+      messages: [{ role: "user", content: "Hi [[mock:tokens=4]]" }],
+    });
+    assert.equal(ok.stop_reason, "end_turn");
+    const calls = g.mock.stats.calls.length;
+    for (
+      const stop_sequences of [
+        Array.from({ length: 257 }, (_, i) => `s${i}`),
+        ["x".repeat(1001)],
+      ]
+    ) {
+      await assert.rejects(
+        c.messages.create({
+          model: "openai/gpt-4o-mini",
+          max_tokens: 16,
+          stop_sequences,
+          messages: [{ role: "user", content: "Hi [[mock:tokens=4]]" }],
+        }),
+        (e: unknown) => {
+          assert.ok(e instanceof Anthropic.BadRequestError);
+          assert.match(e.message, /stop_sequences/);
+          return true;
+        },
+      );
+    }
+    assert.equal(g.mock.stats.calls.length, calls, "nothing reaches the upstream");
+  });
+});
+
 Deno.test("messages errors: 400 model not found for a bare upstream model name (SDK sees BadRequestError)", async () => {
   await withGateway(async (g) => {
     const res = await post(g, {

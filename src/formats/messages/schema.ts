@@ -9,6 +9,7 @@ import { z } from "zod";
 import { badRequest, GatewayError } from "../../http/gateway_error.ts";
 import { isObject } from "../json.ts";
 import { article, fieldName, type Issue } from "../validation.ts";
+import { stopSequenceCharsMax, stopSequencesMax } from "../../lib/bounds.ts";
 
 export interface CacheControlParam {
   type: string;
@@ -227,7 +228,7 @@ const messagesRequest = z.looseObject({
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   top_k: z.int().min(0).optional(),
-  stop_sequences: z.array(z.string()).optional(),
+  stop_sequences: z.array(z.string().max(stopSequenceCharsMax)).max(stopSequencesMax).optional(),
   stream: z.boolean().optional(),
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
@@ -319,6 +320,8 @@ function describeProblem(issue: Issue): string {
       if (issue.origin === "string") return "must not be empty";
       return `must be ${issue.inclusive ? ">=" : ">"} ${issue.minimum}`;
     case "too_big":
+      if (issue.origin === "array") return `must have at most ${issue.maximum} item(s)`;
+      if (issue.origin === "string") return `must be at most ${issue.maximum} character(s)`;
       return `must be ${issue.inclusive ? "<=" : "<"} ${issue.maximum}`;
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;

@@ -156,6 +156,19 @@ Deno.test("top_k is an integer >= 0", () => {
 Deno.test("stop_sequences is an array of strings", () => {
   rejects({ ...base, stop_sequences: "x" }, "stop_sequences: must be an array");
   rejects({ ...base, stop_sequences: [1] }, "stop_sequences[0]: must be a string");
+  // The gateway scans a stream for every sequence an upstream does not take, delta by delta: a
+  // million of them, sent in one cheap call, held its event loop for seconds at a time.
+  const many = Array.from({ length: 256 }, (_, i) => `s${i}`);
+  validateMessagesRequest({ ...base, stop_sequences: many });
+  rejects(
+    { ...base, stop_sequences: [...many, "one more"] },
+    "stop_sequences: must have at most 256 item(s)",
+  );
+  validateMessagesRequest({ ...base, stop_sequences: ["x".repeat(1000)] });
+  rejects(
+    { ...base, stop_sequences: ["x".repeat(1001)] },
+    "stop_sequences[0]: must be at most 1000 character(s)",
+  );
 });
 
 Deno.test("stream is a boolean", () => {
