@@ -40,13 +40,6 @@ function cannotListen(cfg: Config, e: unknown): ConfigError {
 
 async function start() {
   const cfg = loadConfig();
-  // A port in use is told at once, not after a first start has spent its minute making the
-  // database (the real listen below still reports a port taken in between).
-  try {
-    Deno.listen({ port: cfg.PORT, hostname: cfg.HOST }).close();
-  } catch (e) {
-    throw cannotListen(cfg, e);
-  }
   const embedded = !cfg.DATABASE_URL;
   let releaseLock: (() => Promise<void>) | undefined;
   if (embedded) {
@@ -54,6 +47,19 @@ async function start() {
       await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
       return await acquireDirLock(cfg.DATA_DIR);
     });
+  }
+  // A port in use is told at once, not after a first start has spent its minute making the
+  // database (the real listen below still reports a port taken in between). After the lock,
+  // which takes no time: a second start of a running gateway holds both its port and its
+  // directory, and the directory's refusal names the process to stop, where the port's would
+  // have the operator set another PORT only to be refused again.
+  try {
+    Deno.listen({ port: cfg.PORT, hostname: cfg.HOST }).close();
+  } catch (e) {
+    await releaseLock?.();
+    throw cannotListen(cfg, e);
+  }
+  if (embedded) {
     // Making the database takes tens of seconds under WASM: say so, or a first start looks hung.
     const made = await Deno.stat(`${cfg.DATA_DIR}/pg`).then(() => true, () => false);
     if (!made) {

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
 import { hashKey } from "../../src/store/keys.ts";
+import { acquireDirLock } from "../../src/admin/server_file.ts";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 
@@ -1131,6 +1132,35 @@ Deno.test("foundation: whatever stops start-up is one line that names it, exit 1
   } finally {
     listener.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("foundation: a second start of a running gateway (its DATA_DIR and its port) is told the data directory is in use, not to change PORT", async () => {
+  // The running gateway's two marks: the lock on its DATA_DIR and its listening port. The
+  // port alone would send the operator to set another PORT, only to be refused again for the
+  // directory; the directory names the process to stop.
+  const dataDir = await Deno.makeTempDir({ prefix: "tollgate-twice-" });
+  const release = await acquireDirLock(dataDir);
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN],
+      env: { ...childEnv(dataDir), PORT: String((listener.addr as Deno.NetAddr).port) },
+      clearEnv: true,
+      cwd: ROOT.pathname,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const err = new TextDecoder().decode(out.stderr).trim();
+    assert.equal(out.code, 1, err);
+    assert.match(err, /^Tollgate could not start\. DATA_DIR=.* is in use by process \d+/);
+    assert.equal(await Deno.stat(`${dataDir}/pg`).then(() => true, () => false), false);
+  } finally {
+    listener.close();
+    await release();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
 });
 
