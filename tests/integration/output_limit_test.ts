@@ -231,7 +231,6 @@ Deno.test("output limit: a messages limit above Claude's cap is sent at the cap,
     await ask(cap + 10_000);
     await g.mock.idle();
     assert.equal(g.mock.stats.calls.at(-1)!.protocol, "messages");
-    console.log("DBG", JSON.stringify(sent(g)).slice(0, 600), g.mock.stats.calls.length);
     assert.equal(sent(g).max_tokens, cap);
     assert.deepEqual(sent(g).thinking, { type: "enabled", budget_tokens: cap - 1 });
     // A budget already below the cap is the client's.
