@@ -704,6 +704,9 @@ async function attempt(
     if (pass && c.provider.quirks.openrouterUsage) {
       keepBodyReasoning(upstreamBody, call.model.reasoning);
     }
+    if (pass && c.protocol === "openai-responses" && call.request.webSearch) {
+      capSearches(upstreamBody, call.request.webSearch.maxUses);
+    }
     if (pass && c.protocol === "anthropic-messages") {
       forOlderClaude(upstreamBody, {
         adaptive: c.provider.adaptiveThinking.some((g) => globMatch(g, call.model.id)),
@@ -851,6 +854,18 @@ async function attempt(
     ),
   );
   throw error;
+}
+
+/**
+ * A responses body passed through with a hosted search: the hold covers `held` searches (10
+ * for a tool that cannot name a count, fewer at the output floor), and the responses API runs
+ * as many as the model likes unless `max_tool_calls` says otherwise (function tools do not
+ * count against it; the transcoded body is capped the same way). A smaller cap of the
+ * client's own is kept.
+ */
+function capSearches(body: Record<string, unknown>, held: number): void {
+  const own = body.max_tool_calls;
+  if (typeof own !== "number" || own > held) body.max_tool_calls = held;
 }
 
 /** Closes a generation that produced nothing: settled at no cost, with the error that ended it. */

@@ -151,6 +151,34 @@ for (const model of ["openai/gpt-5.1", "anthropic/claude-sonnet-4.5"]) {
     }));
 }
 
+Deno.test("output limit: OpenAI's responses API, passed Codex's web_search through, is capped at the searches held", () =>
+  withGateway(async (g) => {
+    const model = "openai/gpt-5.1";
+    const cap = g.gw.ctx.catalogue.maxOutputTokens(g.gw.ctx.catalogue.resolve(model)!);
+    const ask = async (key: string, extra: Obj = {}) => {
+      const c = new OpenAI({ apiKey: key, baseURL: g.baseURL, maxRetries: 0 });
+      const r = await c.responses.create({
+        model,
+        input: "news? [[mock:tokens=3]]",
+        tools: [{ type: "web_search" }],
+        ...extra,
+      });
+      assert.equal(r.status, "completed");
+      assert.equal(g.mock.stats.calls.at(-1)!.protocol, "responses", "passed through");
+      return sent(g);
+    };
+    // Held for one search at the floor: without a cap the model may search on, past the hold
+    // (function tools do not count against `max_tool_calls`).
+    const floor = await g.account(rub(g, usdOf(g, model, 4096, 2)));
+    const f = await ask(floor.key);
+    assert.equal(f.max_output_tokens, 4096);
+    assert.equal(f.max_tool_calls, 1);
+    // Held for ten, the default: ten. A smaller cap of the client's own is kept.
+    const whole = await g.account(rub(g, usdOf(g, model, cap, 10) * 1.1));
+    assert.equal((await ask(whole.key)).max_tool_calls, 10);
+    assert.equal((await ask(whole.key, { max_tool_calls: 2 })).max_tool_calls, 2);
+  }));
+
 Deno.test("output limit: Codex's cached web_search (no live access) on a Claude model is held for no search: it is left out there", () =>
   // Anthropic alone serves the model (OpenRouter's responses API is sent the search as it is).
   withGateway(async (g) => {
