@@ -17,6 +17,7 @@ import { newId } from "./lib/ids.ts";
 import { endOpenStreams } from "./pipeline/respond.ts";
 import { RedisLimiter } from "./limits/redis.ts";
 import { startupLine } from "./startup_line.ts";
+import { DATA_DIR_MODE } from "./lib/data_dir.ts";
 
 async function main() {
   try {
@@ -44,7 +45,7 @@ async function start() {
   let releaseLock: (() => Promise<void>) | undefined;
   if (embedded) {
     releaseLock = await startStep(`DATA_DIR=${cfg.DATA_DIR}`, async () => {
-      await Deno.mkdir(cfg.DATA_DIR, { recursive: true });
+      await Deno.mkdir(cfg.DATA_DIR, { recursive: true, mode: DATA_DIR_MODE });
       return await acquireDirLock(cfg.DATA_DIR);
     });
   }

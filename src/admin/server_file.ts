@@ -9,6 +9,7 @@
  *   (the server, or the CLI when no server runs); the file holds that process's pid.
  */
 import { join } from "node:path";
+import { DATA_DIR_MODE } from "../lib/data_dir.ts";
 
 export interface ServerInfo {
   pid: number;
@@ -37,7 +38,7 @@ const LOCK_FILE = "pg.lock";
 
 /** Written atomically (temp file + rename) and readable by the owner only: it holds a token. */
 export async function writeServerFile(dataDir: string, info: ServerInfo): Promise<void> {
-  await Deno.mkdir(dataDir, { recursive: true });
+  await Deno.mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
   const path = join(dataDir, SERVER_FILE);
   const tmp = `${path}.${Deno.pid}.tmp`;
   await Deno.writeTextFile(tmp, JSON.stringify(info) + "\n", { mode: 0o600 });
@@ -75,7 +76,7 @@ export class DirLockedError extends Error {
  * naming the holder's pid when another process (or another open in this one) has it.
  */
 export async function acquireDirLock(dataDir: string): Promise<() => Promise<void>> {
-  await Deno.mkdir(dataDir, { recursive: true });
+  await Deno.mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
   const path = join(dataDir, LOCK_FILE);
   const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
   let locked = false;

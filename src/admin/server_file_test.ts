@@ -33,6 +33,17 @@ Deno.test("server.json round-trips and is readable by its owner only", async () 
   });
 });
 
+Deno.test("DATA_DIR, made by the first of the server's steps to need it, is its owner's alone", async () => {
+  if (Deno.build.os === "windows") return; // no POSIX modes; the folder's ACL applies
+  // It holds the database (key hashes, balances, every generation) and the operator token.
+  for (const make of [(d: string) => acquireDirLock(d).then((r) => r()), writeServerFile]) {
+    await withDir(async (dir) => {
+      await make(dir, { pid: Deno.pid, url: "http://127.0.0.1:1", token: "t".repeat(32) });
+      assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o700);
+    });
+  }
+});
+
 Deno.test("a malformed server.json reads as absent", async () => {
   await withDir(async (dir) => {
     await Deno.mkdir(dir, { recursive: true });

@@ -7,6 +7,7 @@
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { type Db, param, statementsOnly } from "./db.ts";
 import { lane } from "../lib/lane.ts";
+import { DATA_DIR_MODE } from "../lib/data_dir.ts";
 
 /** PostgreSQL type oids whose text form we keep (the default parsers lose precision). */
 const INT8 = 20;
@@ -29,7 +30,7 @@ export async function openPglite(
   let dir: string | undefined;
   if (dataDir !== undefined) {
     dir = `${dataDir.replace(/\/+$/, "")}/pg`;
-    await Deno.mkdir(dir, { recursive: true });
+    await Deno.mkdir(dir, { recursive: true, mode: DATA_DIR_MODE });
   }
   const pg = await PGlite.create({
     dataDir: dir,
