@@ -68,7 +68,8 @@ function price(prices: PriceTable, key: string): Dec {
  * `audio` (input) and `audio_output` when the model lists them, image output tokens at
  * `image_output` (both as part of the output cost).
  */
-export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: number }) {
+export function usdParts(reported: Usage, prices: PriceTable, extra?: { images?: number }) {
+  const usage = billable(reported);
   const input = usage.input ?? 0;
   const cacheRead = usage.cacheRead ?? 0;
   const cacheWrite = usage.cacheWrite ?? 0;
@@ -114,10 +115,34 @@ export function usdParts(usage: Usage, prices: PriceTable, extra?: { images?: nu
     ),
     upstream_inference_reasoning_cost: mulInt(reasoningPrice, reasoning),
     upstream_inference_request_cost: price(prices, "request"),
-    upstream_inference_image_cost: mulInt(price(prices, "image"), extra?.images ?? 0),
+    upstream_inference_image_cost: mulInt(price(prices, "image"), count(extra?.images)),
     upstream_inference_web_search_cost: mulInt(price(prices, "web_search"), usage.webSearches ?? 0),
   };
   return parts;
+}
+
+/** More tokens than any call has (the longest contexts hold a few million): a broken figure. */
+const COUNT_MAX = 100_000_000;
+
+/**
+ * A reported count as billed: a whole number from 0 to COUNT_MAX. Upstreams are trusted for
+ * their counts, but one broken figure (`1.5`, `"x"`, `-5`, `1e300`) must neither throw in the
+ * integer arithmetic below — the call would end unsettled, billed nothing — nor make a debit
+ * no balance could ever hold.
+ */
+function count(v: unknown): number {
+  return typeof v === "number" && v > 0 ? Math.min(Math.round(v), COUNT_MAX) : 0;
+}
+
+/** `usage` with every count billable (above); a figure not reported stays unreported. */
+function billable(usage: Usage): Usage {
+  const out: Usage = { ...usage };
+  for (const k of Object.keys(out) as (keyof Usage)[]) {
+    if (k !== "costUsd" && out[k] !== undefined) {
+      (out as Record<string, unknown>)[k] = count(out[k]);
+    }
+  }
+  return out;
 }
 
 /**

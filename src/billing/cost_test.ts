@@ -19,6 +19,19 @@ Deno.test("cost of plain usage: tokens × price × rate × markup, rounded once"
   });
 });
 
+Deno.test("a broken count from an upstream is billed as the nearest whole count, never thrown on", () => {
+  // 1 000 input and 500 output tokens: 0.22 RUB (above). A throw here would leave the call
+  // unsettled, billed nothing; a count past any call's would debit what no balance holds.
+  const at = (usage: Record<string, unknown>) => computeCost(usage as never, prices, rates).nano;
+  assert.equal(at({ input: 999.6, output: 500.4 }), 220_000_000n);
+  for (const junk of ["1000", null, -5, Number.NaN]) {
+    assert.equal(at({ input: junk, output: 500 }), 110_000_000n, String(junk));
+  }
+  // 100 million tokens at most: 100 USD of input, 11 000 RUB with the markup.
+  assert.equal(at({ input: 1e300 }), at({ input: 100_000_000 }));
+  assert.equal(at({ input: 100_000_000 }), 11_000_000_000_000n);
+});
+
 Deno.test("cached input is billed at the cache prices and not again at the prompt price", () => {
   const r = computeCost({ input: 1000, cacheRead: 600, cacheWrite: 100, output: 0 }, prices, rates);
   // uncached 300×1e-6 + 600×1e-7 + 100×1.25e-6 = 3e-4+6e-5+1.25e-4 = 4.85e-4 USD → 0.0485 RUB ×1.1
