@@ -6,6 +6,15 @@ import { isObject } from "../formats/json.ts";
 import { newId } from "../lib/ids.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
+import { deadline } from "../lib/deadlines.ts";
+import { settleWithRetry } from "./meter.ts";
+
+/**
+ * How long a request waits for its hold. A healthy store answers in milliseconds, a store that
+ * is down fails within its connect timeout; this bounds one that accepted the statement and
+ * went silent.
+ */
+const reserveWaitMs = 5_000;
 
 export interface Hold {
   generationId: string;
@@ -71,21 +80,50 @@ export async function tryReserve(
   }
   const generationId = newId("gen");
   let ok: boolean;
+  const reserving = app.quota.reserve({
+    id: generationId,
+    accountId: caller.accountId,
+    keyId: caller.keyId,
+    endpoint: g.endpoint,
+    model: g.model,
+    stream: g.stream,
+    hold: g.amount,
+  }, { keyCapped: caller.keyCapped });
+  let cancel = () => {};
   try {
-    ok = await app.quota.reserve({
-      id: generationId,
-      accountId: caller.accountId,
-      keyId: caller.keyId,
-      endpoint: g.endpoint,
-      model: g.model,
-      stream: g.stream,
-      hold: g.amount,
-    }, { keyCapped: caller.keyCapped });
+    ok = await Promise.race([
+      reserving,
+      new Promise<never>((_, reject) => {
+        cancel = deadline(reserveWaitMs, () => reject(new Error("store did not answer")));
+      }),
+    ]);
   } catch (e) {
+    // A store that stopped answering (a partition keeps postgres.js waiting for good) must not
+    // hold the client: it gets its 503 now. Should the hold still land, it belongs to nobody:
+    // it is settled at no cost, or its money would stay held (and the generation open) here.
+    app.tracker.track(reserving.then((late) => {
+      if (!late) return;
+      return app.tracker.trackSettlement(settleWithRetry(app, {
+        generationId,
+        status: "failed",
+        cost: 0n,
+        costDetails: {},
+        provider: null,
+        upstreamModel: null,
+        finishReason: null,
+        tokens: {},
+        usageSource: "none",
+        latencyMs: null,
+        ttftMs: null,
+        error: "the store answered after the request gave up",
+      }));
+    }, () => {}));
     app.log.log("warn", "reserve failed: store unavailable", { error: (e as Error).message });
     throw new GatewayError(503, "the gateway's store is unavailable; retry shortly", {
       retryAfter: 2,
     });
+  } finally {
+    cancel();
   }
   return ok ? { generationId, amount: g.amount, accountId: caller.accountId } : undefined;
 }
