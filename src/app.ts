@@ -50,6 +50,9 @@ export function createApp(app: AppContext, extras: AppExtras): Handler {
       envelope: "generic",
       handle: async () => {
         if (app.draining) return text("draining", 503);
+        // The store answers a read yet refuses writes (a full disk): settlements pile up in
+        // memory, and a ping alone would call the instance ready.
+        if (app.quota.settlementsFailing) return text("store refuses settlements", 503);
         try {
           await app.store.ping();
           return text("ready");

@@ -95,6 +95,11 @@ export class SettlementBatches {
     private readonly backlog = backlogRows,
   ) {}
 
+  /** The last write was refused and none has landed since. */
+  get failing(): boolean {
+    return this.#failing;
+  }
+
   /** Waits while the backlog is full; throws while the store refuses writes and it stays full. */
   async room(): Promise<void> {
     while (this.#queue.length + this.#inFlight >= this.backlog) {

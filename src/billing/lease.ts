@@ -108,6 +108,9 @@ export class LeaseQuota implements Quota {
   #renewedAt = Date.now();
   #renewing = false;
   readonly #batches: SettlementBatches;
+  get settlementsFailing(): boolean {
+    return this.#batches.failing;
+  }
   readonly #journal: Journal;
 
   readonly #t: LeaseTiming;

@@ -40,6 +40,11 @@ export interface Quota {
    * generations in flight and costs settled but not written (the embedded wallet's).
    */
   inMemory?(accountId: string): { held: bigint; pending: bigint };
+  /**
+   * The store refuses this wallet's settlement batches (they wait in memory, retried): a crash
+   * now loses more than a batch, so the instance is not ready.
+   */
+  readonly settlementsFailing?: boolean;
   /** Writes everything pending. */
   flush(): Promise<void>;
   /** Writes everything pending and gives back what the wallet took from the store. */

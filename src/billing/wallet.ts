@@ -38,6 +38,9 @@ export class MemoryQuota implements Quota {
   #open = new Map<string, { g: GenerationOpen; created: Date }>();
   #epoch = 0;
   readonly #batches: SettlementBatches;
+  get settlementsFailing(): boolean {
+    return this.#batches.failing;
+  }
   readonly #journal: Journal;
 
   constructor(private readonly store: Store, backlog = backlogRows) {
