@@ -6,7 +6,16 @@ import {
   walletAccount as setup,
 } from "../../tests/helpers/settlement.ts";
 import { checkInvariants } from "../../tests/helpers/gateway.ts";
+import { waitFor } from "../../tests/helpers/time.ts";
 import type { GenerationOpen, Store } from "../store/store.ts";
+
+/**
+ * Expires the leases past their time, once one is: a background top-up sets a lease's expiry
+ * anew from when its statement ran, which a loaded machine runs late.
+ */
+function expired(store: Store): Promise<number> {
+  return waitFor("a lease past its expiry", async () => await store.expireLeases() || undefined);
+}
 
 /** The store, counting calls of `lease` and failing `recordSettled` while `failing` is set. */
 function instrumented(store: Store) {
@@ -268,16 +277,22 @@ for (const { name, open: openStore } of await testStores()) {
 
   test("holds taken before a lease was lost return nothing to the lease that replaced it", async (store) => {
     const { account, open } = await setup(store, 100n);
+    // The lease taken anew below is trusted for 2.5 s: everything after it must happen within
+    // that, and a loaded machine took longer than the 150 ms this test once gave it.
     const q = new LeaseQuota(store, {
-      timing: { ttlMs: 300, safetyMs: 150, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
+      timing: { ttlMs: 3_000, safetyMs: 500, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
     });
     const [g1, g2] = [open(10n), open(10n)];
     assert.equal(await q.reserve(g1), true);
     assert.equal(await q.reserve(g2), true);
-    // The lease (80) expires and is given back with g1 and g2 still in flight; another
-    // instance takes 70, so 30 is all that is left for this one.
-    await new Promise((r) => setTimeout(r, 350));
-    assert.equal(await store.expireLeases(), 1);
+    // The instance stalls past its lease's trusted time, the lease (80) expires and is given
+    // back with g1 and g2 still in flight; another instance takes 70, so 30 is all that is
+    // left for this one.
+    await waitFor(
+      "the lease past its trusted time",
+      () => q.unusedLease(account.id) === 0n || undefined,
+    );
+    assert.equal(await expired(store), 1);
     assert.equal(await store.lease("ins_other", account.id, 70n, 70n, 60_000), 70n);
     assert.equal(await q.reserve(open(10n)), true);
     await q.settle(settlement(g1.id, 0n));
@@ -341,8 +356,10 @@ for (const { name, open: openStore } of await testStores()) {
 
   test("an idle lease is given back; a lease past its trusted time is not used", async (store) => {
     const { account, open } = await setup(store, 100n);
+    // Trusted for 2.5 s: a lease statement slower than the 150 ms this test once gave it (a
+    // loaded machine) left the first request refused.
     const q = new LeaseQuota(store, {
-      timing: { ttlMs: 300, safetyMs: 150, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
+      timing: { ttlMs: 3_000, safetyMs: 500, idleMs: 60_000, tickMs: 20, renewEveryMs: 60_000 },
     });
     const g = open(10n);
     assert.equal(await q.reserve(g), true);
@@ -351,8 +368,11 @@ for (const { name, open: openStore } of await testStores()) {
     assert.equal(await store.leased(account.id), 50n);
     // The instance stalls past the expiry; the sweeper gives the lease back and another
     // instance takes the whole balance. The stale lease must not admit anything.
-    await new Promise((r) => setTimeout(r, 350));
-    assert.equal(await store.expireLeases(), 1);
+    await waitFor(
+      "the lease past its trusted time",
+      () => q.unusedLease(account.id) === 0n || undefined,
+    );
+    assert.equal(await expired(store), 1);
     assert.equal(await store.lease("ins_other", account.id, 100n, 100n, 60_000), 100n);
     assert.equal(await q.reserve(open(10n)), false);
     await store.endLease("ins_other", account.id);
@@ -363,8 +383,12 @@ for (const { name, open: openStore } of await testStores()) {
     assert.equal(await idle.reserve(h), true);
     await idle.settle(settlement(h.id, 3n));
     assert.ok(await store.leased(account.id) > 0n);
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(await store.leased(account.id), 0n);
+    // Given back by the instance's own tick once idle for 50 ms: waited for, not slept on (a
+    // loaded machine runs the tick and its statement late).
+    await waitFor(
+      "the idle lease given back",
+      async () => await store.leased(account.id) === 0n || undefined,
+    );
     assert.equal(await held(store, account.id), 0n);
     await idle.close();
     assert.deepEqual(await checkInvariants(store, [account.id]), []);

@@ -22,7 +22,8 @@ import { mockEnv, testConfig } from "../helpers/gateway.ts";
 import { testStores } from "../helpers/store.ts";
 import { allGenerations, pool, readSse, rng, sleep } from "../helpers/faults.ts";
 import { scratchDatabase } from "../helpers/store.ts";
-import { spawnGateway, withGatewayProcesses } from "../helpers/process.ts";
+import { journaled, spawnGateway, withGatewayProcesses } from "../helpers/process.ts";
+import { waitFor } from "../helpers/time.ts";
 import { openStore } from "../../src/store/mod.ts";
 import { sweep } from "../../src/server.ts";
 import { journalAfterMs } from "../../src/billing/journal.ts";
@@ -316,6 +317,21 @@ async function moneyProblems(
 }
 
 /**
+ * Waits until generations `ids` are journaled in `store`: running rows with their cost so far.
+ * The first checkpoint is due `journalAfterMs` after a generation opened, on the journal's next
+ * tick; on a loaded machine its statement lands later.
+ */
+function journaledIn(store: Store, accountId: string, ids: string[]): Promise<true> {
+  return waitFor(`generations ${ids.join(", ")} journaled`, async () => {
+    for (const id of ids) {
+      const g = await store.getGeneration(accountId, id);
+      if (g?.status !== "running" || g.cost <= 0n) return undefined;
+    }
+    return true;
+  }, 20_000);
+}
+
+/**
  * A third instance, a process of its own, is killed (SIGKILL) with streams in flight: some
  * journaled (open past `journalAfterMs`), some not. Once its leases expire (their expiry is
  * moved back: the 30 s pass at once), a peer's sweep bills the journaled ones at their last
@@ -357,11 +373,19 @@ async function killedInstance(
     const readers = long.map((res) => res.body!.getReader());
     const until = performance.now() + 2 * journalAfterMs + 700;
     while (performance.now() < until) await Promise.all(readers.map((r) => r.read()));
+    // Read on until their checkpoints are in the store (a loaded machine writes them late).
+    const reading = (async () => {
+      while (!(await Promise.all(readers.map((r) => r.read()))).some((r) => r.done)) {
+        /* the streams run on */
+      }
+    })().catch(() => {});
+    await journaledIn(peers[0].gw.ctx.store, a.accountId, ids);
     const short = await ask("short [[mock:tokens=1000,every=20]]");
     await short.body!.getReader().read();
     proc.proc.kill("SIGKILL");
     await proc.proc.status;
     for (const r of readers) await r.cancel().catch(() => {});
+    await reading;
     await short.body?.cancel().catch(() => {});
   } finally {
     try {
@@ -397,6 +421,7 @@ async function stalledInstance(
   peer: Instance,
   a: SoakAccount,
 ): Promise<Outcome[]> {
+  const ids: string[] = [];
   const streams = [0, 1, 2].map(async (i): Promise<Outcome> => {
     const res = await fetch(`${stalled.url}/v1/chat/completions`, {
       method: "POST",
@@ -408,7 +433,8 @@ async function stalledInstance(
         max_tokens: 2000,
         messages: [{
           role: "user",
-          content: `stalled ${i} [[mock:tokens=${200 + i * 20},every=20]]`,
+          // 8 s and more: the streams outlast the wait for their checkpoints.
+          content: `stalled ${i} [[mock:tokens=${400 + i * 20},every=20]]`,
         }],
       }),
     });
@@ -419,6 +445,7 @@ async function stalledInstance(
       id: res.headers.get("x-generation-id"),
       plan: `stalled ${i}`,
     };
+    if (out.id) ids.push(out.id);
     await readSse(res, (d) => {
       if (d === "[DONE]") return;
       out.cost = costIn(JSON.parse(d)) ?? out.cost;
@@ -426,6 +453,9 @@ async function stalledInstance(
     return out;
   });
   await sleep(2 * journalAfterMs + 800);
+  // Their checkpoints in the store (a loaded machine writes them late), then the stall.
+  await waitFor("the stalled streams' responses", () => ids.length === 3 || undefined);
+  await journaledIn(peer.gw.ctx.store, a.accountId, ids);
   const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
   try {
     await sql`UPDATE leases SET expires = now() - interval '1 second'
@@ -596,12 +626,14 @@ Deno.test("money soak: the embedded gateway killed (SIGKILL) under load, then re
     let stop = false;
     // Short calls (settled in batches, some in the batch a crash loses) and long streams
     // (journaled, billed at their checkpoint by the next start).
+    const longIds: string[] = [];
     const load = Array.from({ length: 16 }, async (_, w) => {
       const r = rng(40 + w);
       for (let n = 0; !stop; n++) {
         const long = w < 3 && n === 0;
+        // A long stream outlasts the wait for its checkpoint (50 s): the kill ends it.
         const marker = long
-          ? "tokens=1000,every=10"
+          ? "tokens=5000,every=10"
           : `tokens=${r.int(3, 20)},every=${r.int(0, 4)}`;
         try {
           const res = await fetch(`http://127.0.0.1:${gw.port}/v1/chat/completions`, {
@@ -610,15 +642,19 @@ Deno.test("money soak: the embedded gateway killed (SIGKILL) under load, then re
             body: JSON.stringify({
               model: CHAT_MODEL,
               stream: long || r.next() < 0.5,
-              max_tokens: long ? 2000 : 100,
+              max_tokens: long ? 6000 : 100,
               messages: [{ role: "user", content: `w${w} n${n} [[mock:${marker}]]` }],
             }),
           });
+          if (long) longIds.push(res.headers.get("x-generation-id")!);
           await res.text();
         } catch { /* the process died */ }
       }
     });
     await sleep(2 * journalAfterMs + 900);
+    // The long streams' checkpoints are in the store when it dies (late on a loaded machine).
+    await waitFor("the long streams' responses", () => longIds.length === 3 || undefined);
+    for (const id of longIds) await journaled(gw, id);
     gw.proc.kill("SIGKILL");
     await gw.proc.status;
     stop = true;

@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { TestGateway } from "./gateway.ts";
+import { waitFor } from "./time.ts";
 export { withGateway } from "./gateway.ts";
+export { waitFor };
 
 /** A cheap image-capable chat model served by the `openai` provider (openai-chat, pass-through). */
 export const MODEL = "openai/gpt-4o-mini";
@@ -116,21 +118,6 @@ export async function expectGeneric(res: Response, status: number): Promise<Obj>
   assert.equal(typeof body.error.message, "string", text);
   assert.ok(body.error.metadata !== null && typeof body.error.metadata === "object", text);
   return body.error;
-}
-
-/** Polls `check` until it returns a value other than undefined (or fails after `ms`). */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  ms = 10_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Waits until generation `id` is no longer running; returns it. */

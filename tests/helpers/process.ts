@@ -92,6 +92,31 @@ async function stopGateway(g: GatewayProcess): Promise<void> {
   await g.proc.stdout.cancel().catch(() => {});
 }
 
+/**
+ * Waits until generation `id` is journaled in the process's store: a running row there with
+ * its cost so far (`GET /v1/generations/{id}` reads the store). Its first checkpoint is due
+ * `journalAfterMs` after it opened, on the journal's next tick, and a loaded machine writes it
+ * later than that: a test that kills the process to see the checkpoint billed waits for it
+ * (with a stream that outlasts the wait: a busy process answers this slowly too).
+ */
+export async function journaled(
+  g: GatewayProcess,
+  id: string,
+  key = g.key,
+  ms = 40_000,
+): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const res = await fetch(`http://127.0.0.1:${g.port}/v1/generations/${id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const row = res.status === 200 ? await res.json() : await res.body?.cancel();
+    if (row?.status === "running" && row.cost > 0) return;
+    if (Date.now() > until) throw new Error(`generation ${id} not journaled within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** A 50 s chat stream (5 000 tokens, one every 10 ms) on the demo key; 200 asserted. */
 export async function longStream(g: GatewayProcess): Promise<{ res: Response; id: string }> {
   const res = await fetch(`http://127.0.0.1:${g.port}/v1/chat/completions`, {

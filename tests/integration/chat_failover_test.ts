@@ -146,20 +146,21 @@ for (const stream of [false, true]) {
     `chat failover (${mode}): a first provider slower than its timeouts is failed over`,
     () =>
       withGateway(async (g) => {
-        // The first provider's first content comes after 2 s; its deadlines are 300 ms.
+        // The first provider's first content comes after 5 s; its deadlines are 300 ms. (Far
+        // apart: a loaded machine takes a second or more for the failover's two calls.)
         const t0 = Date.now();
         const { text, id } = await complete(g, stream);
         const elapsed = Date.now() - t0;
         assert.equal(text, "tok0 tok1 tok2 tok3");
         const gen = await settledGeneration(g, g.accountId, id);
         assert.equal(gen.provider, "openai", "served by the second provider");
-        assert.ok(elapsed < 1500, `answered after ${elapsed} ms, not after the slow first token`);
+        assert.ok(elapsed < 4000, `answered after ${elapsed} ms, not after the slow first token`);
       }, {
         providers: {
           providers: [
             mockProvider("slow", {
               priority: 1,
-              headers: { "x-mock-first": "2000" },
+              headers: { "x-mock-first": "5000" },
               timeouts: { firstByteMs: 300, firstTokenMs: 300, responseMs: 300, idleMs: 300 },
             }),
             mockProvider("openai", { priority: 10 }),
@@ -310,10 +311,10 @@ Deno.test("chat failover: a client that leaves before the first token cancels th
       await new Promise((r) => setTimeout(r, 100));
       ac.abort();
       await pending;
+      // The upstream stalls for good: only a cancel ends the call, however long it is waited for.
       await waitFor(
         "the upstream call to be cancelled",
         () => g.mock.stats.calls[0].outcome !== "running" || undefined,
-        3000,
       );
       assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
       // A wallet that holds in memory writes the generation only when it settles.

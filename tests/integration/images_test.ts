@@ -11,6 +11,7 @@ import {
   startGateway,
   type TestGateway,
 } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/time.ts";
 import { nanoToRub } from "../../src/billing/money.ts";
 import { type BlobStore, setBlobStore } from "../../src/blobs/mod.ts";
 import { allowReferenceHostsForTests } from "../../src/endpoints/images.ts";
@@ -413,7 +414,8 @@ Deno.test("images: currentBalance leaves out what is held by calls in flight", a
       { model: MODEL, prompt: "slow [[mock:first=1500]]", quality: "high" },
       acct.key,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // Its hold is taken before the upstream is asked: once the mock has the call, it holds.
+    await waitFor("the slow call upstream", () => g.mock.stats.calls.length > 0 || undefined);
     const r = await post(g, { model: MODEL, prompt: "now", quality: "high" }, acct.key);
     assert.equal(r.status, 402);
     // 30 ₽ less the slow call's hold (24.2482275 ₽): not the whole balance.

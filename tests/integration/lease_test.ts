@@ -87,15 +87,20 @@ Deno.test("leased wallet: two instances bill one account exactly what each answe
 });
 
 Deno.test("leased wallet: 30 concurrent requests over two instances on a balance of 3 holds admit 3", async () => {
+  // Each answer comes 3 s after it was asked, so that the 30 are in flight together: one
+  // answered and settled early gives its hold back, and a later request fits in it (on a
+  // loaded machine sending the 30 took longer than the 300 ms this test once waited, and 6
+  // were admitted, one after another).
+  const content = "x [[mock:tokens=5,first=3000]]";
   // One call's hold at max_tokens 100 for this model is found first, on a rich account.
   const hold = await probeHold({
     model: MODEL,
     max_tokens: 100,
-    messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+    messages: [{ role: "user", content }],
   });
   await withCluster(rubText(hold * 3n + hold / 2n), async (a, b) => {
     const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
-      const res = await ask(i % 2 ? b : a, a.key, "x [[mock:tokens=5,first=300]]");
+      const res = await ask(i % 2 ? b : a, a.key, content);
       await res.body?.cancel();
       return res.status;
     }));

@@ -44,11 +44,15 @@ Deno.test("wallet: streaming and whole completions debit exactly the cost shown"
 });
 
 Deno.test("wallet: 30 concurrent requests on a balance of 3 holds admit 3, the rest 402 with no upstream call", async () => {
+  // Each answer comes 3 s after it was asked, so that the 30 are in flight together: one
+  // answered and settled early gives its hold back, and a later request fits in it (on a
+  // loaded machine sending the 30 can take longer than 300 ms).
+  const content = "x [[mock:tokens=5,first=3000]]";
   // One call's hold at max_tokens 100 for this model is found first, on a rich account.
   const hold = await probeHold({
     model: MODEL,
     max_tokens: 100,
-    messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+    messages: [{ role: "user", content }],
   });
   const balanceRub = rubText(hold * 3n + hold / 2n);
   await withWallet(async (g) => {
@@ -59,7 +63,7 @@ Deno.test("wallet: 30 concurrent requests on a balance of 3 holds admit 3, the r
         body: JSON.stringify({
           model: MODEL,
           max_tokens: 100,
-          messages: [{ role: "user", content: "x [[mock:tokens=5,first=300]]" }],
+          messages: [{ role: "user", content }],
         }),
       });
       await res.body?.cancel();
