@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { RedisLimiter } from "./redis.ts";
 import { createLogger } from "../lib/log.ts";
+import { roomInWindow } from "../../tests/helpers/time.ts";
 
 const url = Deno.env.get("REDIS_URL");
 const quiet = createLogger("error", () => {});
@@ -16,6 +17,8 @@ Deno.test({
     const a = await RedisLimiter.connect(url!, quiet);
     const b = await RedisLimiter.connect(url!, quiet);
     try {
+      // All ten in one clock minute: across a boundary the next window admits five more.
+      await roomInWindow(5_000);
       const check = bucket(5);
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take(check)),
@@ -44,6 +47,8 @@ Deno.test({
     try {
       const wide = { name: `test:${crypto.randomUUID()}`, rpm: 100 };
       const narrow = { name: `test:${crypto.randomUUID()}`, rpm: 1 };
+      // The 102 requests in one clock minute: a new window would admit them afresh.
+      await roomInWindow(10_000);
       assert.equal((await l.take({ buckets: [wide, narrow] })).ok, true);
       assert.equal((await l.take({ buckets: [wide, narrow] })).ok, false);
       // Only one request was counted on the wide bucket: 99 more fit.

@@ -11,6 +11,7 @@ import { RedisLimiter } from "../../src/limits/redis.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { rubToNano } from "../../src/billing/money.ts";
 import type { MockCall } from "../../src/providers/mock/server.ts";
+import { roomInWindow } from "../helpers/time.ts";
 import {
   assertSettledClean,
   type FaultGateway,
@@ -548,12 +549,6 @@ export interface RedisSizes {
   rpm: number;
   /** Requests sent across the kill. */
   load: number;
-}
-
-/** Waits, if needed, so that `needMs` fit before the next one-minute window starts. */
-async function roomInWindow(needMs: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needMs) await sleep(left + 50);
 }
 
 export async function redisStopped(s: RedisSizes): Promise<Figures> {

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
+import { roomInWindow } from "../helpers/time.ts";
 import { pool } from "../helpers/faults.ts";
 import { hashKey } from "../../src/store/keys.ts";
 import { acquireDirLock } from "../../src/admin/server_file.ts";
@@ -714,6 +715,8 @@ Deno.test("foundation: request-body errors over HTTP, each in its endpoint's env
 Deno.test("foundation: the limiter answers 429 with its own body and Retry-After on every endpoint", async () => {
   await withGateway(async (g) => {
     await g.store.setKeyLimits(await keyIdOf(g, g.key), { rpm: 1 });
+    // All eleven requests in one clock minute: a new window would let the next one pass.
+    await roomInWindow(15_000);
     const first = await call(g, "POST", "/v1/chat/completions", { body: chatBody() });
     assert.equal(first.status, 200);
     await first.body?.cancel();
