@@ -13,6 +13,13 @@ const CLOSE_TIMEOUT_S = 5;
 /** Seconds to wait for a connection: while PostgreSQL is down, paid requests must get a
  * quick 503 with Retry-After, not hang for postgres.js's default 30 s. */
 const CONNECT_TIMEOUT_S = 2;
+/**
+ * A transaction left open this long is ended by PostgreSQL itself. The gateway's transactions
+ * take milliseconds; one whose instance went silent mid-way (a partition, a frozen host) would
+ * otherwise keep its account's row locked for as long as the connection lives — minutes —
+ * blocking every other instance's holds and settlements on that account, and the admin CLI.
+ */
+export const IDLE_TRANSACTION_TIMEOUT_MS = 30_000;
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -25,6 +32,7 @@ export function openPostgres(url: string): Promise<Db> {
     // postgres.js waits up to 20 s between reconnects, and queries wait with it: while the
     // store is down every paid request would hang that long instead of getting a 503.
     backoff: () => 0.1,
+    connection: { idle_in_transaction_session_timeout: IDLE_TRANSACTION_TIMEOUT_MS },
   });
   return Promise.resolve({
     ...wrap(sql),

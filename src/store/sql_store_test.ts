@@ -6,7 +6,7 @@ import { generateKey, hashKey } from "./keys.ts";
 import { newId } from "../lib/ids.ts";
 import { SqlStore } from "./sql_store.ts";
 import { migrations } from "./migrations/index.ts";
-import { openPostgres } from "./postgres.ts";
+import { IDLE_TRANSACTION_TIMEOUT_MS, openPostgres } from "./postgres.ts";
 import { openPglite } from "./pglite.ts";
 import { scratchDatabase } from "../../tests/helpers/store.ts";
 
@@ -794,6 +794,24 @@ Deno.test({
       for (const s of snapshots) assert.deepEqual(s, snapshots[0]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+      await scratch.drop();
+    }
+  },
+});
+
+Deno.test({
+  name: "postgres: a transaction its instance left open is ended by PostgreSQL, not kept for good",
+  ignore: !databaseUrl,
+  async fn() {
+    const scratch = await scratchDatabase(databaseUrl!);
+    const db = await openPostgres(scratch.url);
+    try {
+      const rows = await db.query<{ ms: string }>(
+        "SELECT setting AS ms FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'",
+      );
+      assert.equal(Number(rows[0].ms), IDLE_TRANSACTION_TIMEOUT_MS);
+    } finally {
+      await db.close();
       await scratch.drop();
     }
   },
