@@ -23,6 +23,11 @@ return -1
 
 /** A limiter command that takes longer than this is treated as Redis being down. */
 const commandTimeoutMs = 250;
+/**
+ * After a command failed, Redis is left alone this long: one that stalls (a partition, a
+ * frozen host) keeps its connection open, and every request would wait out the timeout.
+ */
+const pauseAfterFailureMs = 2_000;
 const windowMs = 60_000;
 
 /**
@@ -33,6 +38,7 @@ const windowMs = 60_000;
 export class RedisLimiter implements Limiter {
   readonly #fallback = new MemoryLimiter();
   #degraded = false;
+  #pausedUntil = 0;
   readonly #client;
   /** host:port, never the URL: it may carry a password. */
   readonly #at: string;
@@ -74,6 +80,7 @@ export class RedisLimiter implements Limiter {
       return this.#fallback.take(check);
     }
     const now = Date.now();
+    if (now < this.#pausedUntil) return this.#fallback.take(check);
     const window = Math.floor(now / windowMs);
     try {
       const refused = Number(
@@ -95,6 +102,7 @@ export class RedisLimiter implements Limiter {
         ? { ok: true }
         : { ok: false, retryAfter: ((window + 1) * windowMs - now) / 1000 };
     } catch (e) {
+      this.#pausedUntil = Date.now() + pauseAfterFailureMs;
       this.#degrade(`redis command failed: ${describeError(e)}`);
       return this.#fallback.take(check);
     }

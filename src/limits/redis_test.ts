@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { RedisLimiter } from "./redis.ts";
 import { createLogger } from "../lib/log.ts";
-import { roomInWindow } from "../../tests/helpers/time.ts";
+import { roomInWindow, waitFor } from "../../tests/helpers/time.ts";
+import { RedisServer } from "../../tests/helpers/faults.ts";
 
 const url = Deno.env.get("REDIS_URL");
 const quiet = createLogger("error", () => {});
@@ -83,4 +84,39 @@ Deno.test("redis limiter: unreachable redis falls back to per-instance limits, n
   } finally {
     await l.close();
   }
+});
+
+const noRedisServer = await RedisServer.unavailable();
+
+Deno.test({
+  name: "redis limiter: a Redis that stops answering costs one command timeout, not one a request",
+  ignore: noRedisServer !== undefined,
+  async fn() {
+    const redis = await RedisServer.create();
+    const l = await RedisLimiter.connect(redis.url, quiet);
+    try {
+      const check = bucket(1_000);
+      assert.equal((await l.take(check)).ok, true);
+      assert.equal(l.unreachable, undefined);
+      redis.freeze();
+      // The first request waits out the command timeout (250 ms) and falls back; the next
+      // ones, for a while, go to the per-instance limiter at once: 20 waits would be 5 s.
+      assert.equal((await l.take(check)).ok, true);
+      assert.notEqual(l.unreachable, undefined);
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) assert.equal((await l.take(check)).ok, true);
+      const ms = performance.now() - t0;
+      assert.ok(ms < 1_500, `20 requests while Redis is frozen took ${ms.toFixed(0)} ms`);
+      // Back on Redis once it answers again.
+      redis.thaw();
+      await waitFor("the limiter back on Redis", async () => {
+        await l.take(check);
+        return l.unreachable === undefined ? true : undefined;
+      }, 15_000);
+    } finally {
+      redis.thaw();
+      await l.close();
+      await redis.kill();
+    }
+  },
 });

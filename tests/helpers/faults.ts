@@ -470,6 +470,15 @@ export class RedisServer {
     }
   }
 
+  /** SIGSTOP / SIGCONT: connections stay open and nothing answers, as on a frozen host. */
+  freeze(): void {
+    this.#proc?.kill("SIGSTOP");
+  }
+
+  thaw(): void {
+    this.#proc?.kill("SIGCONT");
+  }
+
   /** SIGKILL: the server vanishes mid-load, as a crashed Redis would. */
   async kill(): Promise<void> {
     const p = this.#proc;
