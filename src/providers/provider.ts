@@ -134,7 +134,11 @@ const providerSchema = z.strictObject({
   /**
    * Slug patterns the provider does not serve although `serves` takes them: Anthropic's
    * `-fast` entries are its fast mode, a setting of the base model billed at six times its
-   * price, not a model name its API knows.
+   * price, not a model name its API knows; OpenAI's API knows none of OpenRouter's own
+   * `openai/` offers (`o4-mini-high` is an effort, `gpt-5-image` GPT-5 with OpenRouter's image
+   * tool, gpt-oss runs at other hosts, `gpt-3.5-turbo-instruct` its chat API refuses): its
+   * 404 for them would cost every call a round trip before the failover, and fail it where
+   * no aggregator is configured.
    */
   skips: z.array(z.string()).default([]),
   /**
