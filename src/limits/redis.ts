@@ -79,8 +79,9 @@ export class RedisLimiter implements Limiter {
       this.#degrade("redis not connected");
       return this.#fallback.take(check);
     }
+    // The monotonic clock: the wall clock set back (NTP, a VM resumed) would stretch the pause.
+    if (performance.now() < this.#pausedUntil) return this.#fallback.take(check);
     const now = Date.now();
-    if (now < this.#pausedUntil) return this.#fallback.take(check);
     const window = Math.floor(now / windowMs);
     try {
       const refused = Number(
@@ -102,7 +103,7 @@ export class RedisLimiter implements Limiter {
         ? { ok: true }
         : { ok: false, retryAfter: ((window + 1) * windowMs - now) / 1000 };
     } catch (e) {
-      this.#pausedUntil = Date.now() + pauseAfterFailureMs;
+      this.#pausedUntil = performance.now() + pauseAfterFailureMs;
       this.#degrade(`redis command failed: ${describeError(e)}`);
       return this.#fallback.take(check);
     }

@@ -120,3 +120,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "redis limiter: the wall clock set back after a failure does not keep it off Redis",
+  ignore: noRedisServer !== undefined,
+  async fn() {
+    const redis = await RedisServer.create();
+    const l = await RedisLimiter.connect(redis.url, quiet);
+    const wallClock = Date.now;
+    try {
+      const check = bucket(1_000);
+      redis.freeze();
+      assert.equal((await l.take(check)).ok, true);
+      assert.notEqual(l.unreachable, undefined);
+      redis.thaw();
+      // NTP steps the clock back an hour: the pause after the failure is still 2 s, not 2 s
+      // and an hour of per-instance limits.
+      const stepped = wallClock() - 3_600_000;
+      const at = wallClock();
+      Date.now = () => stepped + (wallClock() - at);
+      await waitFor("the limiter back on Redis", async () => {
+        await l.take(check);
+        return l.unreachable === undefined ? true : undefined;
+      }, 10_000);
+    } finally {
+      Date.now = wallClock;
+      redis.thaw();
+      await l.close();
+      await redis.kill();
+    }
+  },
+});
