@@ -125,13 +125,13 @@ export function usdParts(reported: Usage, prices: PriceTable, extra?: { images?:
 const COUNT_MAX = 100_000_000;
 
 /**
- * A reported count as billed: a whole number from 0 to COUNT_MAX. Upstreams are trusted for
- * their counts, but one broken figure (`1.5`, `"x"`, `-5`, `1e300`) must neither throw in the
- * integer arithmetic below — the call would end unsettled, billed nothing — nor make a debit
- * no balance could ever hold.
+ * A reported count as billed: a whole number from 0 to COUNT_MAX, a fraction rounded up (as
+ * the meter rounds its own counts). Upstreams are trusted for their counts, but one broken
+ * figure (`1.5`, `"x"`, `-5`, `1e300`) must neither throw in the integer arithmetic below —
+ * the call would end unsettled, billed nothing — nor make a debit no balance could hold.
  */
 function count(v: unknown): number {
-  return typeof v === "number" && v > 0 ? Math.min(Math.round(v), COUNT_MAX) : 0;
+  return typeof v === "number" && v > 0 ? Math.min(Math.ceil(v), COUNT_MAX) : 0;
 }
 
 /** `usage` with every count billable (above); a figure not reported stays unreported. */

@@ -19,11 +19,11 @@ Deno.test("cost of plain usage: tokens × price × rate × markup, rounded once"
   });
 });
 
-Deno.test("a broken count from an upstream is billed as the nearest whole count, never thrown on", () => {
+Deno.test("a broken count from an upstream is billed as a whole count, rounded up, never thrown on", () => {
   // 1 000 input and 500 output tokens: 0.22 RUB (above). A throw here would leave the call
   // unsettled, billed nothing; a count past any call's would debit what no balance holds.
   const at = (usage: Record<string, unknown>) => computeCost(usage as never, prices, rates).nano;
-  assert.equal(at({ input: 999.6, output: 500.4 }), 220_000_000n);
+  assert.equal(at({ input: 999.2, output: 499.1 }), 220_000_000n); // up, as the meter counts
   for (const junk of ["1000", null, -5, Number.NaN]) {
     assert.equal(at({ input: junk, output: 500 }), 110_000_000n, String(junk));
   }
