@@ -5,6 +5,7 @@ import { deadline } from "../lib/deadlines.ts";
 import { type IdleHandle, watchIdle } from "./idle_watch.ts";
 import type { Meter } from "./meter.ts";
 import type { StreamStage } from "./stream_stage.ts";
+import { type KeepAlive, keepAlive } from "./keep_alive.ts";
 
 /**
  * The client's body: a pull source over the upstream reader, running the fused stage on
@@ -52,8 +53,7 @@ export function streamToClient(o: {
     reader.cancel().catch(() => {});
   });
   let closed = false;
-  let lastSent = Date.now();
-  let keepAliveTimer: ReturnType<typeof setInterval> | undefined;
+  let kept: KeepAlive | undefined;
   /**
    * The client went away under policy `drain`: the drain owns the reader, the settlement and
    * the end from then on. A pull still waiting on the upstream when the client left must not
@@ -68,7 +68,7 @@ export function streamToClient(o: {
   const close = (status: "completed" | "failed" | "cancelled") => {
     if (closed) return;
     closed = true;
-    clearInterval(keepAliveTimer);
+    kept?.stop();
     openStreams.delete(endNow);
     idle.stop();
     meter.settle(status);
@@ -81,13 +81,12 @@ export function streamToClient(o: {
       if (o.keepAlive && every > 0) {
         const frame = enc.encode(o.keepAlive);
         // Frames are enqueued whole, so one sent between two of them never splits an event.
-        keepAliveTimer = setInterval(() => {
-          if (closed || clientGone || Date.now() - lastSent < every) return;
-          lastSent = Date.now();
+        kept = keepAlive(every, () => {
+          if (closed || clientGone) return;
           try {
             ctl.enqueue(frame);
           } catch { /* the stream ended meanwhile */ }
-        }, Math.min(every, 1000));
+        });
       }
     },
     async pull(ctl) {
@@ -145,7 +144,7 @@ export function streamToClient(o: {
         if (clientGone) return;
         if (text) {
           ctl.enqueue(enc.encode(text));
-          lastSent = Date.now();
+          kept?.sent();
         }
         if (stage.complete) return end("said");
         if (text) return;
@@ -153,7 +152,7 @@ export function streamToClient(o: {
     },
     cancel() {
       if (closed) return;
-      clearInterval(keepAliveTimer);
+      kept?.stop();
       if (o.policy === "drain") {
         clientGone = true;
         o.tracker.track(drain({ ...o, idle }, () => close("cancelled")));
