@@ -117,8 +117,21 @@ export class KeyCache {
   shouldTouch(keyId: string, now: number): boolean {
     const last = this.#touched.get(keyId) ?? 0;
     if (now - last < keyTouchIntervalMs) return false;
+    // One entry per key used since start would grow for the life of the process (keys are
+    // rotated, revoked, abandoned); a touch older than the interval decides nothing, so those
+    // entries go once there are many.
+    if (this.#touched.size > keyCacheEntriesMax) {
+      for (const [id, at] of this.#touched) {
+        if (now - at >= keyTouchIntervalMs) this.#touched.delete(id);
+      }
+    }
     this.#touched.set(keyId, now);
     return true;
+  }
+
+  /** Keys whose last write of `last_used` is remembered (bounded; for tests). */
+  get touchedKeys(): number {
+    return this.#touched.size;
   }
 }
 

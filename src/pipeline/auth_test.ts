@@ -4,7 +4,7 @@ import { authenticate, extractKey, KeyCache } from "./auth.ts";
 import { GatewayError } from "../http/gateway_error.ts";
 import { generateKey, hashKey } from "../store/keys.ts";
 import { Tracker } from "../lib/tracker.ts";
-import { keyCacheEntriesMax } from "../lib/bounds.ts";
+import { keyCacheEntriesMax, keyTouchIntervalMs } from "../lib/bounds.ts";
 import type { Account, ApiKeyRecord, KeyAuth, Store } from "../store/store.ts";
 
 const KEY = "tg_" + "A1b2C3d4E5".repeat(4) + "xyz"; // 43 base62 chars, like a real key
@@ -420,4 +420,16 @@ Deno.test("key cache: a flood of made-up keys does not push the real ones out", 
   for (let i = 0; i <= keyCacheEntriesMax; i++) cache.set(`bogus${i}`, null, 1);
   assert.equal(cache.get("real", 2), real, "the real key is still cached");
   assert.equal(cache.get("bogus0", 2), undefined, "the misses made room");
+});
+
+Deno.test("key cache: the last-used clock of keys no longer in use is let go", () => {
+  const cache = new KeyCache(10_000);
+  // A long-running gateway sees keys come and go (rotated, revoked, clients that stopped):
+  // each was remembered for good, one entry per key ever used since start.
+  const start = keyTouchIntervalMs; // a first touch is written at once
+  for (let i = 0; i <= keyCacheEntriesMax; i++) assert.ok(cache.shouldTouch(`key_${i}`, start + i));
+  const later = start + keyCacheEntriesMax + keyTouchIntervalMs;
+  for (let i = 0; i < 100; i++) cache.shouldTouch(`key_new${i}`, later + i);
+  assert.ok(cache.touchedKeys <= 200, `${cache.touchedKeys} keys remembered`);
+  assert.equal(cache.shouldTouch("key_new0", later + 1000), false, "a recent touch is kept");
 });
