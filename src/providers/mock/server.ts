@@ -30,6 +30,8 @@ export interface MockStats {
   calls: MockCall[];
   /** Calls seen since start or the last reset, dropped ones included. */
   total: number;
+  /** Bytes of the answers kept in the plan cache (bounded by `planCacheBytesMax`). */
+  cachedPlanBytes: number;
 }
 
 export interface MockServer {
@@ -68,7 +70,20 @@ const ROUTES: [suffix: string, protocol: Protocol][] = [
 const planCacheMax = 512;
 /** Bodies longer than this are not cached (image edits carry megabytes of base64). */
 const planCacheBodyCharsMax = 65_536;
+/**
+ * Bytes the cached plans may take, all told: a count alone let 512 long streams (a
+ * 100 000-token stream's frames take tens of MB) grow the mock past gigabytes. A plan larger
+ * than a quarter of it is served and not kept.
+ */
+const planCacheBytesMax = 64 * 1024 * 1024;
 const callsMaxDefault = 10_000;
+
+/** What a plan's answer takes in memory (its bytes; each frame's object counted too). */
+function planBytes(plan: Plan): number {
+  let n = plan.body?.byteLength ?? 0;
+  for (const f of plan.frames ?? []) n += f.bytes.byteLength + 64;
+  return n;
+}
 
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -105,7 +120,7 @@ export function startMock(opts: MockOptions = {}): MockServer {
     tokens: opts.defaults?.tokens ?? 16,
   };
   const callsMax = Math.max(1, opts.callsMax ?? callsMaxDefault);
-  const stats: MockStats = { calls: [], total: 0 };
+  const stats: MockStats = { calls: [], total: 0, cachedPlanBytes: 0 };
   const cache = new Map<string, Plan>();
 
   const active = new Set<Active>();
@@ -155,9 +170,14 @@ export function startMock(opts: MockOptions = {}): MockServer {
       keyTag,
       longContext,
     });
-    if (key !== undefined) {
-      if (cache.size >= planCacheMax) cache.clear();
+    const bytes = planBytes(plan);
+    if (key !== undefined && bytes <= planCacheBytesMax / 4) {
+      if (cache.size >= planCacheMax || stats.cachedPlanBytes + bytes > planCacheBytesMax) {
+        cache.clear();
+        stats.cachedPlanBytes = 0;
+      }
       cache.set(key, plan);
+      stats.cachedPlanBytes += bytes;
     }
     return plan;
   };

@@ -849,3 +849,19 @@ Deno.test("messages: a choice forcing the web_search server tool runs a search, 
     assert.deepEqual(any.content.map((b: J) => [b.type, b.name]), [["tool_use", "lookup"]]);
   });
 });
+
+Deno.test("plan cache: long streams are kept within a byte bound, not only a count", async () => {
+  await withMock(async (m) => {
+    for (let i = 0; i < 20; i++) {
+      const res = await post(m, "/v1/chat/completions", {
+        model: "gpt-4o-mini",
+        stream: true,
+        messages: [{ role: "user", content: `long ${i} [[mock:tokens=20000]]` }],
+      });
+      await res.arrayBuffer();
+    }
+    const mib = m.stats.cachedPlanBytes / 2 ** 20;
+    assert.ok(mib > 0, "plans are cached");
+    assert.ok(mib <= 64, `${mib.toFixed(1)} MiB of plans kept`);
+  });
+});
