@@ -66,6 +66,9 @@ function checkUsage(usage: Record<string, unknown>) {
   const inDetails = usage.input_tokens_details as Record<string, unknown>;
   const outDetails = usage.output_tokens_details as Record<string, unknown>;
   assert.equal(typeof inDetails?.cached_tokens, "number");
+  // Required in the SDKs' types (a Python client reads None where it is missing), on every
+  // upstream: a pass-through upstream that leaves it out (OpenAI's older answers do) too.
+  assert.equal(typeof inDetails?.cache_write_tokens, "number");
   assert.equal(typeof outDetails?.reasoning_tokens, "number");
   assert.equal(
     usage.total_tokens,

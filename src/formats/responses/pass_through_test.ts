@@ -10,6 +10,18 @@ const ctx: EncodeContext = { id: "gen_1", model: "openai/gpt-5-mini", created: 1
 const cost = fakeCost({ input: 1234, output: 6, cacheRead: 1024 }, 0.5);
 
 /** What the stream stage does on pass-through: raw per event until an error, then `end`. */
+/** An upstream usage as the client gets it: with cost, and cache_write_tokens (0 unreported). */
+function billed(usage: unknown): unknown {
+  const u = usage as Record<string, unknown>;
+  const details = u.input_tokens_details as Record<string, unknown>;
+  return {
+    ...u,
+    input_tokens_details: { cache_write_tokens: 0, ...details },
+    cost: 0.5,
+    cost_details: cost.details,
+  };
+}
+
 function passThrough(bytes: Uint8Array, cut: Cut, c: CostReport = cost): string {
   const decoder = createResponsesDecoder();
   const pass = createResponsesPassThrough(ctx);
@@ -62,12 +74,13 @@ for (const name of ["text", "function-call", "reasoning", "incomplete"]) {
       const [origName, orig] = frames(original.slice(last))[0];
       const [outName, edited] = frames(out.slice(outLast))[0];
       assert.equal(outName, origName);
-      // Only model and the usage's cost fields differ; output_text is added.
+      // Only model and the usage's cost fields differ; output_text and the usage's
+      // cache_write_tokens (these recordings predate it) are added.
       const r = edited.response as Record<string, unknown>;
       const o = orig.response as Record<string, unknown>;
       assert.equal(r.model, "openai/gpt-5-mini");
       assert.equal(r.id, "gen_1");
-      assert.deepEqual(r.usage, { ...o.usage as object, cost: 0.5, cost_details: cost.details });
+      assert.deepEqual(r.usage, billed(o.usage));
       const { id: _i, model: _m, usage: _u, output_text: _t, ...rest } = r;
       const { id: _i2, model: _m2, usage: _u2, ...origRest } = o;
       assert.deepEqual(rest, origRest);
@@ -144,8 +157,25 @@ Deno.test("pass-through: a non-streaming body gets model, cost and output_text",
   assert.deepEqual(upstream, before, "the upstream object is not modified");
   assert.equal(out.model, "openai/gpt-5-mini");
   assert.equal(out.output_text, "A spider has eight legs.");
-  assert.deepEqual(out.usage, { ...upstream.usage, cost: 0.5, cost_details: cost.details });
+  assert.deepEqual(out.usage, billed(upstream.usage));
   assert.deepEqual(out.output, upstream.output);
+});
+
+Deno.test("pass-through: cache_write_tokens is written when the upstream leaves it out, kept when not", () => {
+  const upstream = JSON.parse(text("body-reasoning-call.json"));
+  const written = fakeCost({ input: 1234, output: 6, cacheWrite: 200 }, 0.5);
+  const details = (b: unknown) => (b as { usage: { input_tokens_details: unknown } }).usage;
+  assert.deepEqual(
+    details(responsesPassThroughBody(structuredClone(upstream), written, ctx)).input_tokens_details,
+    { ...upstream.usage.input_tokens_details, cache_write_tokens: 200 },
+  );
+  upstream.usage.input_tokens_details.cache_write_tokens = 7;
+  assert.equal(
+    (details(responsesPassThroughBody(upstream, written, ctx)).input_tokens_details as {
+      cache_write_tokens: number;
+    }).cache_write_tokens,
+    7,
+  );
 });
 
 Deno.test("pass-through: an upstream's context_length_exceeded reaches the client under that code", () => {

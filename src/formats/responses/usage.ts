@@ -75,10 +75,17 @@ export function usageToResponses(cost: CostReport): Obj {
 
 /**
  * An upstream usage object (pass-through) with the gateway's `cost` and `cost_details` added;
- * when the upstream sent none, the billed usage stands in.
+ * when the upstream sent none, the billed usage stands in. `cache_write_tokens` is written when
+ * the upstream left it out (OpenAI's answers did before the field came), as on every other
+ * route: the SDKs' types require it.
  */
 export function addCost(usage: unknown, cost: CostReport): Obj {
   const u = obj(usage);
   if (!u) return usageToResponses(cost);
-  return { ...u, cost: cost.cost, cost_details: cost.details };
+  const out: Obj = { ...u, cost: cost.cost, cost_details: cost.details };
+  const details = obj(u.input_tokens_details);
+  if (typeof details?.cache_write_tokens !== "number") {
+    out.input_tokens_details = { ...details, cache_write_tokens: cost.usage.cacheWrite ?? 0 };
+  }
+  return out;
 }
