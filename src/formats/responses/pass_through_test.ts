@@ -9,7 +9,6 @@ const FIXTURES = new URL("../../../tests/fixtures/openai-responses/", import.met
 const ctx: EncodeContext = { id: "gen_1", model: "openai/gpt-5-mini", created: 1767225600 };
 const cost = fakeCost({ input: 1234, output: 6, cacheRead: 1024 }, 0.5);
 
-/** What the stream stage does on pass-through: raw per event until an error, then `end`. */
 /** An upstream usage as the client gets it: with cost, and cache_write_tokens (0 unreported). */
 function billed(usage: unknown): unknown {
   const u = usage as Record<string, unknown>;
@@ -22,6 +21,7 @@ function billed(usage: unknown): unknown {
   };
 }
 
+/** What the stream stage does on pass-through: raw per event until an error, then `end`. */
 function passThrough(bytes: Uint8Array, cut: Cut, c: CostReport = cost): string {
   const decoder = createResponsesDecoder();
   const pass = createResponsesPassThrough(ctx);
