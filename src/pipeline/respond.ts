@@ -55,6 +55,13 @@ export function streamToClient(o: {
   let closed = false;
   let kept: KeepAlive | undefined;
   /**
+   * Whether the client has had a byte of the answer. Before that a keep-alive is an SSE
+   * comment whatever the format's own: a transcoded `/v1/messages` stream sends its
+   * `message_start` only once the upstream says something, and a `ping` before it breaks
+   * Anthropic's event order (message_start first).
+   */
+  let started = o.initial !== "";
+  /**
    * The client went away under policy `drain`: the drain owns the reader, the settlement and
    * the end from then on. A pull still waiting on the upstream when the client left must not
    * write to the cancelled body (every such write throws, and was logged as a bug).
@@ -80,11 +87,12 @@ export function streamToClient(o: {
       const every = o.keepAliveMs ?? 0;
       if (o.keepAlive && every > 0) {
         const frame = enc.encode(o.keepAlive);
+        const comment = enc.encode(COMMENT_KEEPALIVE);
         // Frames are enqueued whole, so one sent between two of them never splits an event.
         kept = keepAlive(every, () => {
           if (closed || clientGone) return;
           try {
-            ctl.enqueue(frame);
+            ctl.enqueue(started ? frame : comment);
           } catch { /* the stream ended meanwhile */ }
         });
       }
@@ -144,6 +152,7 @@ export function streamToClient(o: {
         if (clientGone) return;
         if (text) {
           ctl.enqueue(enc.encode(text));
+          started = true;
           kept?.sent();
         }
         if (stage.complete) return end("said");
@@ -164,6 +173,9 @@ export function streamToClient(o: {
     },
   }, { highWaterMark: 0 });
 }
+
+/** An SSE comment: every SSE reader skips it (both SDKs, Claude Code, eventsource-parser). */
+const COMMENT_KEEPALIVE = ": keep-alive\n\n";
 
 /**
  * After an upstream's terminal event, how long its body is left to end by itself (its

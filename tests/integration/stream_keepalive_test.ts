@@ -42,13 +42,23 @@ for (const [name, providers] of UPSTREAMS) {
         messages: [{ role: "user", content: `Think hard ${SLOW}` }],
       });
       assert.equal(res.status, 200);
-      const events = parseSse(await res.text());
+      const text = await res.text();
+      const events = parseSse(text);
+      // Anthropic's order: message_start first. A transcoded stream sends it only once the
+      // upstream says something (it carries the input usage), so a keep-alive before it is an
+      // SSE comment, not a ping.
+      assert.equal(events[0]?.event, "message_start");
       const firstDelta = events.findIndex((e) => e.event === "content_block_delta");
       assert.ok(firstDelta > 0, "the answer came");
       const pings = events.slice(0, firstDelta).filter((e) => e.event === "ping");
-      // One ping follows message_start as Anthropic sends it; the silence brings more.
-      assert.ok(pings.length >= 3, `${pings.length} pings in 1.5 s of silence`);
       for (const p of pings) assert.deepEqual(JSON.parse(p.data), { type: "ping" });
+      const comments = text.slice(0, text.indexOf("event: message_start")).split("\n")
+        .filter((l) => l.startsWith(":")).length;
+      // One ping follows message_start as Anthropic sends it; the silence brings more.
+      assert.ok(
+        pings.length + comments >= 3,
+        `${pings.length} pings and ${comments} comments in 1.5 s of silence`,
+      );
       assert.equal(events.at(-1)?.event, "message_stop");
 
       // The SDK reads such a stream as any other.
