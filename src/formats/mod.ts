@@ -21,13 +21,7 @@ import {
 } from "./chat/encode.ts";
 import * as messages from "./messages/mod.ts";
 import * as responses from "./responses/mod.ts";
-import { sseFrame } from "./sse.ts";
-
-/**
- * A comment line: SSE readers skip it (the `openai` SDK, Codex, eventsource-parser), as they
- * do OpenRouter's own `: OPENROUTER PROCESSING` while a model thinks.
- */
-const COMMENT_KEEPALIVE = ": keep-alive\n\n";
+import { SSE_KEEPALIVE_COMMENT, sseFrame } from "./sse.ts";
 
 type Body = Record<string, unknown>;
 
@@ -112,7 +106,7 @@ export const chat: ClientFormat = {
     "logit_bias",
   ],
   createEncoder: createChatEncoder,
-  keepAlive: COMMENT_KEEPALIVE,
+  keepAlive: SSE_KEEPALIVE_COMMENT,
   encodeBody: encodeChatBody,
   createPassThrough: createChatPassThrough,
   passThroughBody: chatPassThroughBody,
@@ -199,7 +193,7 @@ export const responsesFormat: ClientFormat = {
     }
   },
   createEncoder: responses.createResponsesEncoder,
-  keepAlive: COMMENT_KEEPALIVE,
+  keepAlive: SSE_KEEPALIVE_COMMENT,
   encodeBody: responses.encodeResponsesBody,
   createPassThrough: responses.createResponsesPassThrough,
   passThroughBody: responses.responsesPassThroughBody,

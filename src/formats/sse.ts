@@ -122,3 +122,10 @@ function parseEvent(raw: string): SseEvent | null {
 export function sseFrame(data: string, event?: string): string {
   return event === undefined ? `data: ${data}\n\n` : `event: ${event}\ndata: ${data}\n\n`;
 }
+
+/**
+ * A keep-alive comment line: every SSE reader skips it (both SDKs, Codex, Claude Code,
+ * eventsource-parser), as they do OpenRouter's own `: OPENROUTER PROCESSING` while a model
+ * thinks.
+ */
+export const SSE_KEEPALIVE_COMMENT = ": keep-alive\n\n";

@@ -6,6 +6,7 @@ import { type IdleHandle, watchIdle } from "./idle_watch.ts";
 import type { Meter } from "./meter.ts";
 import type { StreamStage } from "./stream_stage.ts";
 import { type KeepAlive, keepAlive } from "./keep_alive.ts";
+import { SSE_KEEPALIVE_COMMENT } from "../formats/sse.ts";
 
 /**
  * The client's body: a pull source over the upstream reader, running the fused stage on
@@ -87,7 +88,7 @@ export function streamToClient(o: {
       const every = o.keepAliveMs ?? 0;
       if (o.keepAlive && every > 0) {
         const frame = enc.encode(o.keepAlive);
-        const comment = enc.encode(COMMENT_KEEPALIVE);
+        const comment = enc.encode(SSE_KEEPALIVE_COMMENT);
         // Frames are enqueued whole, so one sent between two of them never splits an event.
         kept = keepAlive(every, () => {
           if (closed || clientGone) return;
@@ -173,9 +174,6 @@ export function streamToClient(o: {
     },
   }, { highWaterMark: 0 });
 }
-
-/** An SSE comment: every SSE reader skips it (both SDKs, Claude Code, eventsource-parser). */
-const COMMENT_KEEPALIVE = ": keep-alive\n\n";
 
 /**
  * After an upstream's terminal event, how long its body is left to end by itself (its
