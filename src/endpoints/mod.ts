@@ -13,7 +13,7 @@ import { clientClosed, GatewayError } from "../http/gateway_error.ts";
 import type { Candidate } from "../providers/routing.ts";
 import { PROTOCOL } from "../providers/protocols/mod.ts";
 import { lingering, recordOutcome, send } from "../pipeline/upstream.ts";
-import { settleWithRetry } from "../pipeline/meter.ts";
+import { atNoCost, settleWithRetry } from "../pipeline/meter.ts";
 import type { Hold } from "../pipeline/quota.ts";
 import type { Settlement } from "../store/store.ts";
 import { FetchFailedError, readCapped } from "../lib/safe_fetch.ts";
@@ -212,16 +212,7 @@ export class Closer {
 
   /** No output, no charge. */
   fail(error: GatewayError, provider: string | null = null): Promise<void> {
-    return this.close({
-      status: error.status === 499 ? "cancelled" : "failed",
-      cost: 0n,
-      costDetails: {},
-      provider,
-      upstreamModel: null,
-      finishReason: "error",
-      tokens: {},
-      usageSource: "none",
-      error: error.message.slice(0, 500),
-    });
+    const status = error.status === 499 ? "cancelled" : "failed";
+    return this.close(atNoCost(status, error.message.slice(0, 500), provider, "error"));
   }
 }

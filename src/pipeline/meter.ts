@@ -241,6 +241,26 @@ function tokenCount(v: number | undefined): number | undefined {
   return n <= storedCountMax ? n : undefined;
 }
 
+/** The settlement of a generation that produced nothing: no charge, no tokens. */
+export function atNoCost(
+  status: "failed" | "cancelled",
+  error: string,
+  provider: string | null,
+  finishReason: string | null,
+): Omit<Settlement, "generationId" | "latencyMs" | "ttftMs"> {
+  return {
+    status,
+    cost: 0n,
+    costDetails: {},
+    provider,
+    upstreamModel: null,
+    finishReason,
+    tokens: {},
+    usageSource: "none",
+    error,
+  };
+}
+
 /**
  * A settlement must land even if the store blips (PostgreSQL restart): retried until it
  * does. Retrying is safe because the store makes a repeat a no-op.

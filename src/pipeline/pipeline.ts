@@ -20,7 +20,7 @@ import type { Event } from "../events/event.ts";
 import type { TextRequest } from "../events/text_request.ts";
 import { type Catalogue, type CatalogueModel, isDynamic } from "../catalogue/catalogue.ts";
 import { bodyPromptBound, countPromptTokens } from "../billing/prompt_tokens.ts";
-import type { PriceTable } from "../billing/cost.ts";
+import { estimateHold, type PriceTable } from "../billing/cost.ts";
 import { type RawTiers, tieredPrices } from "../billing/tiers.ts";
 import { readJsonBody } from "../http/body.ts";
 import { MAX_OUTPUT_TOKENS_MIN } from "../formats/responses/request.ts";
@@ -54,7 +54,7 @@ import {
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
-import { type Hold, reserve, textHold, tryReserve, webSearchAllowance } from "./quota.ts";
+import { type Hold, reserve, tryReserve, webSearchAllowance } from "./quota.ts";
 import { Meter } from "./meter.ts";
 import { lingering, recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
@@ -158,9 +158,10 @@ async function reserveText(calls: TextCall[], caller: Caller, app: AppContext): 
     let amount = 0n;
     for (const h of held) {
       const out = Math.min(output, h.full) * choices;
+      // Each candidate at its prices and with the searches it would be sent: the dearest.
       h.prices.forEach((p, i) => {
         const s = h.searching[i] ? searches : 0;
-        const a = textHold(app, [p], h.call.heldPromptTokens, out, s, h.call.audio);
+        const a = estimateHold(h.call.heldPromptTokens, out, p, app.rates, s, h.call.audio);
         if (a > amount) amount = a;
       });
     }

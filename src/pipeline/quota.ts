@@ -1,4 +1,3 @@
-import { estimateHold, type PriceTable } from "../billing/cost.ts";
 import { formatKopecksUp } from "../billing/money.ts";
 import { GatewayError, insufficientBalance } from "../http/gateway_error.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
@@ -7,7 +6,7 @@ import { newId } from "../lib/ids.ts";
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { deadline } from "../lib/deadlines.ts";
-import { settleWithRetry } from "./meter.ts";
+import { atNoCost, settleWithRetry } from "./meter.ts";
 
 /**
  * How long a request waits for its hold. A healthy store answers in milliseconds, a store that
@@ -104,18 +103,10 @@ export async function tryReserve(
     app.tracker.track(reserving.then((late) => {
       if (!late) return;
       return app.tracker.trackSettlement(settleWithRetry(app, {
+        ...atNoCost("failed", "the store answered after the request gave up", null, null),
         generationId,
-        status: "failed",
-        cost: 0n,
-        costDetails: {},
-        provider: null,
-        upstreamModel: null,
-        finishReason: null,
-        tokens: {},
-        usageSource: "none",
         latencyMs: null,
         ttftMs: null,
-        error: "the store answered after the request gave up",
       }));
     }, () => {}));
     app.log.log("warn", "reserve failed: store unavailable", { error: (e as Error).message });
@@ -126,26 +117,6 @@ export async function tryReserve(
     cancel();
   }
   return ok ? { generationId, amount: g.amount, accountId: caller.accountId } : undefined;
-}
-
-/**
- * The hold for a text call: the dearest candidate's price for prompt + every output token +
- * the web searches the request allows.
- */
-export function textHold(
-  app: AppContext,
-  priceTables: PriceTable[],
-  promptTokens: number,
-  maxOutputTokens: number,
-  webSearches = 0,
-  audio = false,
-): bigint {
-  let max = 0n;
-  for (const p of priceTables) {
-    const h = estimateHold(promptTokens, maxOutputTokens, p, app.rates, webSearches, audio);
-    if (h > max) max = h;
-  }
-  return max;
 }
 
 /** A `max_uses` past this is held as this: a hold must stay a sane figure. */
