@@ -6,7 +6,8 @@ import { admit } from "./limit.ts";
 import { peerBatchWaitMs, settledEverywhere, settledSoFar } from "./settled_so_far.ts";
 import type { AppContext } from "./context.ts";
 
-const crossInstanceRetries = 3;
+/** How long a lookup on a cluster waits for a peer to write the generation asked for. */
+const crossInstanceWaitMs = 1_000;
 
 /** `GET /v1/generations` and `GET /v1/generations/{id}`: the caller's own history only. */
 export async function listGenerations(req: Request, app: AppContext): Promise<Response> {
@@ -54,10 +55,15 @@ export async function getGeneration(req: Request, id: string, app: AppContext): 
   // Instances sharing PostgreSQL write settlements in batches (every ~25 ms): a generation
   // another instance answered a moment ago may not be written yet, or, journaled as running
   // (a stream past its first second), not yet settled in place. Only misses and running rows
-  // wait: a client looks a stream's cost up by its id as soon as the stream ends.
+  // wait: a client looks a stream's cost up by its id as soon as the stream ends. The wait
+  // backs off up to a second, so a peer slowed by load is still waited for, and an id that
+  // never was costs one second, on clusters only.
   const unsettled = (g: Generation | null) => !g || g.status === "running";
-  for (let i = 0; unsettled(g) && app.quota.peersBatch && i < crossInstanceRetries; i++) {
-    await new Promise((r) => setTimeout(r, peerBatchWaitMs));
+  const until = performance.now() + crossInstanceWaitMs;
+  for (let wait = peerBatchWaitMs; unsettled(g) && app.quota.peersBatch; wait *= 2) {
+    const left = until - performance.now();
+    if (left <= 0) break;
+    await new Promise((r) => setTimeout(r, Math.min(wait, left)));
     g = await app.store.getGeneration(caller.accountId, id) ?? g;
   }
   // Another account's generation is "not found", never "forbidden": ids must not be probeable.

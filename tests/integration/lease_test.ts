@@ -133,6 +133,48 @@ Deno.test("leased wallet: a generation one instance answered is found at once th
   });
 });
 
+Deno.test("leased wallet: a generation whose peer's batch comes late (a loaded machine) is waited for", async () => {
+  await withCluster("1000", async (a, b) => {
+    const [key] = await a.store.listKeys(a.accountId);
+    const id = "gen_latebatch0000000000000";
+    const got = fetch(`${b.baseURL}/generations/${id}`, {
+      headers: { authorization: `Bearer ${a.key}` },
+    });
+    // The peer's batch lands 300 ms after the lookup began: past a few batch intervals.
+    await new Promise((r) => setTimeout(r, 300));
+    const open = {
+      id,
+      accountId: a.accountId,
+      keyId: key.id,
+      endpoint: "chat",
+      model: MODEL,
+      stream: true,
+      hold: 0n,
+    };
+    await a.store.recordSettled([{
+      open,
+      created: new Date(),
+      settlement: {
+        generationId: id,
+        status: "completed",
+        cost: 0n,
+        costDetails: {},
+        provider: "mock",
+        upstreamModel: "mock-1",
+        finishReason: "stop",
+        tokens: { input: 1, output: 1 },
+        usageSource: "upstream",
+        latencyMs: 1,
+        ttftMs: 1,
+        error: null,
+      },
+    }]);
+    const res = await got;
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).status, "completed");
+  });
+});
+
 Deno.test("leased wallet: a stream one instance ended is shown ended through the other", async () => {
   await withCluster("1000", async (a, b) => {
     for (let i = 0; i < 3; i++) {
