@@ -111,6 +111,11 @@ export interface MessagesUsageOut {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /**
+   * The thinking part of `output_tokens`, as Anthropic reports it; only when the upstream told
+   * it (another vendor's reasoning tokens), so a client never reads a made-up 0.
+   */
+  output_tokens_details?: { thinking_tokens: number };
   /** Only when the upstream ran web searches; both counts, as Anthropic sends them. */
   server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
 }
@@ -125,6 +130,7 @@ export function toMessagesUsage(u: Usage): MessagesUsageOut {
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
   };
+  if (u.reasoning !== undefined) out.output_tokens_details = { thinking_tokens: u.reasoning };
   // The SDKs type `web_fetch_requests` as a number too; no other vendor fetches pages for it.
   if (u.webSearches) {
     out.server_tool_use = { web_search_requests: u.webSearches, web_fetch_requests: 0 };
