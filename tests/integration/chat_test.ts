@@ -151,3 +151,18 @@ Deno.test("chat: finish_reason length when max_tokens cuts the answer", async ()
     assert.equal(sent.max_completion_tokens, 3);
   });
 });
+
+Deno.test('chat: an answer without text has content "" whatever the upstream\'s format', async () => {
+  // Spec: choices[].message.content is a string. A transcoded upstream (Anthropic, OpenAI's
+  // responses API) that sends no text block must not leave it null.
+  await withGateway(async (g) => {
+    for (const model of [MODEL, "anthropic/claude-sonnet-4.5", "openai/gpt-5.1-codex"]) {
+      const r = await client(g).chat.completions.create({
+        model,
+        messages: [{ role: "user", content: "Say nothing [[mock:tokens=0]]" }],
+      });
+      assert.equal(r.choices[0].message.content, "", model);
+      assert.equal(r.choices[0].finish_reason, "stop", model);
+    }
+  });
+});

@@ -299,9 +299,11 @@ export const encodeChatBody: BodyEncoder = (events, cost, ctx) => {
         throw e.error;
     }
   }
-  // A turn of tool calls alone has null content, as OpenAI writes it (Claude may open an
-  // empty text block before its calls).
-  const content = text === "" && calls.size > 0 ? null : text;
+  // Content is a string (the spec's chat completion object), "" for an answer with no text
+  // (a transcoded upstream sends no text block then). A turn of tool calls alone and a
+  // refusal have null content, as OpenAI writes them (Claude may open an empty text block
+  // before its calls).
+  const content = (text ?? "") === "" && (calls.size > 0 || refusal !== null) ? null : text ?? "";
   const message: Obj = { role: "assistant", content, refusal };
   if (cites.list.length > 0) message.annotations = cites.list;
   if (!reasoningExcluded(ctx.clientBody)) {

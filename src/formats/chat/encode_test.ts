@@ -235,14 +235,31 @@ Deno.test("chat body encoder: text, reasoning, tool calls, finish and usage", ()
   });
 });
 
-Deno.test("chat body encoder: no text gives content null; an error event throws it", () => {
+Deno.test('chat body encoder: no text gives content "" (the spec\'s string); an error event throws it', () => {
   const body = encodeChatBody([{ type: "finish", reason: "length" }], costOf({}), CTX) as {
     choices: { message: { content: unknown }; finish_reason: string }[];
   };
-  assert.equal(body.choices[0].message.content, null);
+  assert.equal(body.choices[0].message.content, "");
   assert.equal(body.choices[0].finish_reason, "length");
   const err = new GatewayError(502, "bad");
   assert.throws(() => encodeChatBody([{ type: "error", error: err }], costOf({}), CTX), err);
+});
+
+Deno.test("chat body encoder: a turn of tool calls alone keeps content null, as OpenAI writes it", () => {
+  const body = encodeChatBody(
+    [
+      { type: "text_start" },
+      { type: "text_end" },
+      { type: "tool_call_start", index: 0, id: "call_1", name: "f" },
+      { type: "tool_call_delta", index: 0, json: "{}" },
+      { type: "tool_call_end", index: 0 },
+      { type: "finish", reason: "tool_calls" },
+    ],
+    costOf({}),
+    CTX,
+  ) as { choices: { message: { content: unknown; tool_calls: unknown[] } }[] };
+  assert.equal(body.choices[0].message.content, null);
+  assert.equal(body.choices[0].message.tool_calls.length, 1);
 });
 
 // ---- pass-through --------------------------------------------------------------------------
