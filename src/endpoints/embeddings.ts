@@ -6,7 +6,6 @@
 import { computeCost } from "../billing/cost.ts";
 import { nanoToRub } from "../billing/money.ts";
 import { readJsonBody } from "../http/body.ts";
-import { scopeEndUsers } from "../formats/upstream_user.ts";
 import { renderError } from "../http/envelopes.ts";
 import { GatewayError, noProvider } from "../http/gateway_error.ts";
 import { admit } from "../pipeline/limit.ts";
@@ -67,9 +66,8 @@ export async function handleEmbeddings(req: Request, app: AppContext): Promise<R
     const result = await callCandidates(app, candidates, req, {
       path: () => "/embeddings",
       body: (c) => {
-        const out = { ...call.body, model: c.upstreamModel };
-        scopeEndUsers(out, false, hold.accountId);
-        return JSON.stringify(out);
+        // `user` goes as sent: the interface specification has it reach the provider unchanged.
+        return JSON.stringify({ ...call.body, model: c.upstreamModel });
       },
       // Not streamed: the first byte comes when the whole batch is done, so both budgets apply.
       timeoutMs: (c) => c.provider.timeouts.firstByteMs + c.provider.timeouts.idleMs,

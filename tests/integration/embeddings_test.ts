@@ -185,7 +185,7 @@ Deno.test("embeddings: without provider usage the field is absent but the debit 
   });
 });
 
-Deno.test("embeddings: unknown fields reach the upstream unchanged, the user scoped to the account", async () => {
+Deno.test("embeddings: unknown fields and the end user's id reach the upstream unchanged", async () => {
   await withGateway(async (g) => {
     const r = await post(g, {
       model: MODEL,
@@ -195,7 +195,7 @@ Deno.test("embeddings: unknown fields reach the upstream unchanged, the user sco
     });
     assert.equal(r.status, 200);
     const body = g.mock.stats.calls.at(-1)!.body as Record<string, unknown>;
-    assert.equal(body.user, `${g.accountId}:end-user-42`);
+    assert.equal(body.user, "end-user-42");
     assert.deepEqual(body.x_custom, { keep: [1, "two"] });
   });
 });
