@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { type TestGateway, withGateway } from "../helpers/gateway.ts";
+import { parseSse } from "../helpers/sse.ts";
 import { ceilNano, mul, mulInt, nanoToRub, parseDec } from "../../src/billing/money.ts";
 
 const CLAUDE = "anthropic/claude-sonnet-4.5";
@@ -190,6 +191,87 @@ Deno.test("web search (messages, OpenRouter chat upstream): Claude Code's search
     assert.deepEqual(body.plugins, [{ id: "web" }]);
     // The server tool is not a function the model could call.
     assert.equal(body.tools, undefined);
+  });
+});
+
+Deno.test("web search (messages, OpenRouter chat upstream): the pages the web plugin cites reach Claude Code as Anthropic's search result blocks, streamed or not", async () => {
+  await withGateway(async (g) => {
+    // Claude Code's WebSearch tool: it lists the pages from the web_search_tool_result blocks
+    // and had none, as the plugin's pages come only as url_citation annotations.
+    const body = (stream: boolean) => ({
+      model: "moonshotai/kimi-k2.5",
+      max_tokens: 32000,
+      stream,
+      tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 8 }],
+      messages: [{
+        role: "user",
+        content: [{
+          type: "text",
+          text: "Perform a web search for the query: tollgate [[mock:tokens=3,searches=2]]",
+        }],
+      }],
+    });
+    const post = (stream: boolean) =>
+      fetch(`${g.url}/v1/messages?beta=true`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${g.key}`,
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+        },
+        body: JSON.stringify(body(stream)),
+      });
+    const pages = [
+      { type: "web_search_result", url: "https://example.com/mock/1", title: "Mock result 1" },
+      { type: "web_search_result", url: "https://example.com/mock/2", title: "Mock result 2" },
+    ];
+    const shown = (content: Record<string, unknown>[]) => {
+      const call = content.find((b) => b.type === "server_tool_use");
+      const result = content.find((b) => b.type === "web_search_tool_result");
+      assert.ok(call && result, JSON.stringify(content));
+      assert.equal(call.name, "web_search");
+      assert.equal(result.tool_use_id, call.id);
+      assert.deepEqual(
+        (result.content as Record<string, unknown>[]).map(({ type, url, title }) => ({
+          type,
+          url,
+          title,
+        })),
+        pages,
+      );
+      assert.equal(content.filter((b) => b.type === "text").length, 1);
+    };
+
+    const whole = await post(false);
+    assert.equal(whole.status, 200);
+    shown((await whole.json()).content);
+
+    const res = await post(true);
+    assert.equal(res.status, 200);
+    const blocks: Record<string, unknown>[] = [];
+    for (const e of parseSse(await res.text())) {
+      const d = JSON.parse(e.data);
+      if (d.type === "content_block_start") blocks[d.index] = d.content_block;
+    }
+    shown(blocks);
+
+    // A turn of Claude Code's own loop declares no search tool: an answer citing pages (the
+    // plugin's marker still in its history) ends on its text, never on a result block, which
+    // Claude Code takes for a failed turn.
+    const { tools: _, ...plain } = body(true);
+    const loop = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${g.key}`,
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify(plain),
+    });
+    assert.equal(loop.status, 200);
+    const types = parseSse(await loop.text()).map((e) => JSON.parse(e.data))
+      .filter((d) => d.type === "content_block_start").map((d) => d.content_block.type);
+    assert.deepEqual(types, ["text"]);
   });
 });
 

@@ -21,7 +21,7 @@ import type {
   PassThroughEncoder,
   StreamEncoder,
 } from "../codec.ts";
-import { parseObject } from "../json.ts";
+import { isObject, parseObject } from "../json.ts";
 import { sseFrame } from "../sse.ts";
 import { toMessagesStopReason } from "./finish_reason.ts";
 import { toMessagesUsage } from "./usage.ts";
@@ -75,6 +75,7 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
   let reason: FinishReason | undefined;
   let stopSequence: string | null = null;
   let error: GatewayError | undefined;
+  const cited = new CitedPages(ctx);
 
   function start(): string {
     if (started) return "";
@@ -142,6 +143,23 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
     return out;
   }
 
+  /**
+   * Another vendor's hosted search, shown as Anthropic shows its own: the call, then its
+   * result block (the results themselves are in the answer's text).
+   */
+  function searchFrames(e: Event & { type: "web_search" }): string {
+    const index = nextIndex;
+    nextIndex += 2;
+    return searchBlocks(e).map(([block, delta], i) =>
+      frame("content_block_start", {
+        type: "content_block_start",
+        index: index + i,
+        content_block: block,
+      }) + (delta ? jsonDelta(index + i, delta) : "") +
+      frame("content_block_stop", { type: "content_block_stop", index: index + i })
+    ).join("");
+  }
+
   function jsonDelta(index: number, json: string): string {
     return frame("content_block_delta", {
       type: "content_block_delta",
@@ -159,6 +177,8 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
   function ending(cost: CostReport): string {
     if (error) return messagesErrorFrame(error);
     let out = start() + close() + drainPending(true);
+    const search = cited.search(ctx.id);
+    if (search) out += searchFrames(search);
     out += frame("message_delta", {
       type: "message_delta",
       delta: {
@@ -177,22 +197,11 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
         case "response_start":
           return ""; // message_start waits for the first usage or content: it carries input usage
         case "citation": // a web citation here needs Anthropic's own encrypted_index (event.ts)
+          cited.add(e);
           return "";
-        case "web_search": {
-          // Another vendor's hosted search, shown as Anthropic shows its own: the call, then
-          // its result block (the results themselves are in the answer's text).
-          const out = start() + close();
-          const index = nextIndex;
-          nextIndex += 2;
-          return out + searchBlocks(e).map(([block, delta], i) =>
-            frame("content_block_start", {
-              type: "content_block_start",
-              index: index + i,
-              content_block: block,
-            }) + (delta ? jsonDelta(index + i, delta) : "") +
-            frame("content_block_stop", { type: "content_block_stop", index: index + i })
-          ).join("");
-        }
+        case "web_search":
+          cited.searched = true;
+          return start() + close() + searchFrames(e);
         case "usage":
           usage = mergeUsage(usage, e.usage);
           return error ? "" : start();
@@ -309,6 +318,50 @@ function searchBlocks(
   ];
 }
 
+/**
+ * The pages an answer cites where no search of it was shown (OpenRouter's web plugin, OpenAI's
+ * search models: their pages come only as `url_citation` annotations). A messages client reads
+ * a search's pages from its result block (Claude Code's WebSearch lists them from there), and
+ * the citations themselves cannot be shown (event.ts), so they become one search's results.
+ */
+class CitedPages {
+  searched = false;
+  #pages = new Map<string, string | undefined>();
+  /**
+   * Only for a client that asked for the search tool: in a stream the blocks can only follow
+   * the text, and Claude Code takes a turn that ends on a search result for a failed one.
+   */
+  #asked: boolean;
+
+  constructor(ctx: EncodeContext) {
+    const tools = ctx.clientBody?.tools;
+    this.#asked = Array.isArray(tools) &&
+      tools.some((t) =>
+        isObject(t) && typeof t.type === "string" && t.type.startsWith("web_search_")
+      );
+  }
+
+  add(e: Event & { type: "citation" }): void {
+    if (!this.#pages.has(e.url) || e.title !== undefined) this.#pages.set(e.url, e.title);
+  }
+
+  /** The search to show, if pages were cited and no search was shown. */
+  search(id: string): (Event & { type: "web_search" }) | undefined {
+    if (!this.#asked || this.searched || this.#pages.size === 0) return undefined;
+    const sources = [...this.#pages].map(([url, title]) =>
+      title === undefined ? { url } : { url, title }
+    );
+    return { type: "web_search", id: `srvtoolu_${id}`, sources };
+  }
+}
+
+/** A search's blocks in a whole message: the call's input parsed. */
+function searchContent(e: Event & { type: "web_search" }): Record<string, unknown>[] {
+  return searchBlocks(e).map(([block, input]) =>
+    input === undefined ? block : { ...block, input: JSON.parse(input) }
+  );
+}
+
 function hostOf(url: string): string {
   try {
     return new URL(url).hostname;
@@ -325,6 +378,7 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
   const tools = new Map<number, { block: Record<string, unknown>; json: string }>();
   let reason: FinishReason = "stop";
   let stopSequence: string | null = null;
+  const cited = new CitedPages(ctx);
   const thinkingBlock = () => {
     if (!thinking) {
       thinking = { type: "thinking", thinking: "", signature: "" };
@@ -375,11 +429,13 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
         break;
       }
       case "web_search":
-        for (const [block, input] of searchBlocks(e)) {
-          content.push(input === undefined ? block : { ...block, input: JSON.parse(input) });
-        }
+        cited.searched = true;
+        content.push(...searchContent(e));
         text = null;
         thinking = null;
+        break;
+      case "citation":
+        cited.add(e);
         break;
       case "finish":
         reason = e.reason;
@@ -390,6 +446,9 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
     }
   }
   for (const { block, json } of tools.values()) block.input = parseToolInput(json);
+  // First, where Anthropic puts its own search: before the text that cites it.
+  const search = cited.search(ctx.id);
+  if (search) content.unshift(...searchContent(search));
   return {
     id: ctx.id,
     type: "message",

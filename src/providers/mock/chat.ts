@@ -80,6 +80,10 @@ export function chatStream(a: Answer, body: Record<string, unknown>): StreamPart
     // OpenRouter's reasoning deltas (shown only when asked for: see wantsChatReasoning).
     a.reasoning.forEach((r, i) => f.content(choice(`{"reasoning":${q(r)}}`, null, r.length + i)));
     a.text.forEach((t, i) => f.content(choice(`{"content":${q(t)}}`, null, t.length + i)));
+    // A search's pages come after the text they support, as OpenRouter's web plugin sends them.
+    if (a.usage.webSearches > 0 && a.text.length > 0) {
+      f.meta(choice(`{"annotations":${JSON.stringify(citations(a))}}`, null, 3));
+    }
     a.tools.forEach((t, i) => {
       f.meta(choice(
         `{"tool_calls":[{"index":${i},"id":"${call(index * maxChoices + i)}","type":"function",` +
@@ -124,7 +128,7 @@ export function chatWhole(a: Answer, body: Record<string, unknown> = {}): string
       role: "assistant",
       content: a.text.length > 0 || a.tools.length === 0 ? a.text.join("") : null,
       refusal: null,
-      annotations: [],
+      annotations: a.text.length > 0 ? citations(a) : [],
     };
     if (a.reasoning.length > 0) m.reasoning = a.reasoning.join("");
     if (a.tools.length > 0) {
@@ -181,4 +185,22 @@ export function chatFormat(body: Record<string, unknown>): AnswerInput["format"]
   if (f.type === "json_object") return "json_object";
   const schema = obj(f.json_schema).schema;
   return f.type === "json_schema" ? obj(schema) : undefined;
+}
+
+/**
+ * The pages a search found, as `url_citation` annotations over the whole text: how OpenRouter's
+ * web plugin (and OpenAI's search models) cite them. None without searches.
+ */
+function citations(a: Answer): Record<string, unknown>[] {
+  const end = a.text.join("").length;
+  return Array.from({ length: a.usage.webSearches }, (_, i) => ({
+    type: "url_citation",
+    url_citation: {
+      url: `https://example.com/mock/${i + 1}`,
+      title: `Mock result ${i + 1}`,
+      content: "",
+      start_index: 0,
+      end_index: end,
+    },
+  }));
 }
