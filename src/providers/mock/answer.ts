@@ -164,8 +164,8 @@ export function buildAnswer(a: AnswerInput): Answer {
       : a.tools[i]?.name ?? tools[0].name;
     const declared = a.tools.find((t) => t.name === name);
     const args = declared?.custom
-      ? `mock input ${i + 1}`
-      : JSON.stringify(argumentsFor(declared?.schema, i + 1));
+      ? c.args ?? `mock input ${i + 1}`
+      : givenArguments(c.args) ?? JSON.stringify(argumentsFor(declared?.schema, i + 1));
     tools.push({
       name,
       args,
@@ -211,6 +211,17 @@ function argumentsFor(schema: unknown, n: number): unknown {
     return instanceOf(schema, n);
   }
   return s?.additionalProperties === false ? {} : { q: `mock query ${n}` };
+}
+
+/** A marker's arguments for a function: only a JSON object, as the vendors send, else none. */
+function givenArguments(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? JSON.stringify(v) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Splits `s` into pieces of `size` UTF-16 units, never inside a surrogate pair. */

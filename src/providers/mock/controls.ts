@@ -15,6 +15,13 @@ export interface Controls {
   every?: number;
   /** Answer with a tool call to this function. */
   tool?: string;
+  /**
+   * The arguments every tool call carries, as given (`args=` base64 of the JSON text, or of a
+   * custom tool's free-form input), instead of ones made up from the tool's parameters: a
+   * client that acts on a call (starts a sub-agent, runs a search) needs real values. Base64,
+   * because the body holds the prompt JSON-escaped and a marker's values cannot hold commas.
+   */
+  args?: string;
   /** Number of parallel tool calls. */
   tools?: number;
   /**
@@ -125,6 +132,11 @@ function set(c: Controls, key: string, v: string): void {
     case "tool":
       if (/^[A-Za-z0-9_.-]{1,64}$/.test(v)) c.tool = v;
       return;
+    case "args": {
+      const text = base64Text(v);
+      if (text !== undefined) c.args = text;
+      return;
+    }
     case "error": {
       const s = int(v, 999);
       if (s !== undefined && s >= 400 && s <= 599) c.error = s;
@@ -148,5 +160,17 @@ function set(c: Controls, key: string, v: string): void {
     case "model":
       if (/^[A-Za-z0-9_.:\/-]{1,100}$/.test(v)) c.model = v;
       return;
+  }
+}
+
+/** The UTF-8 text of base64 in either alphabet (`+/` or URL-safe `-_`), padded or not. */
+function base64Text(v: string): string | undefined {
+  if (v === "" || v.length > 100_000 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return undefined;
+  try {
+    const bin = atob(v.replaceAll("-", "+").replaceAll("_", "/").replace(/=+$/, ""));
+    const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
   }
 }

@@ -36,3 +36,18 @@ Deno.test("markers: malformed values and unknown keys are ignored; values are bo
   assert.deepEqual(parseControls("[[mock:error=503]]", {}), { error: 503 });
   assert.deepEqual(parseControls("no markers [[mock:tokens=3", {}), {});
 });
+
+Deno.test("markers: args is base64 (either alphabet, padded or not) of UTF-8 text", () => {
+  const json = '{"subagent_type":"general-purpose","prompt":"Grüße, «мир» ✓?"}';
+  const b64 = btoa(String.fromCharCode(...new TextEncoder().encode(json)));
+  const url = b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  assert.deepEqual(parseControls(`[[mock:tool=Agent,args=${b64},steps=1]]`, {}), {
+    tool: "Agent",
+    args: json,
+    steps: 1,
+  });
+  assert.equal(parseControls(`[[mock:args=${url}]]`, {}).args, json);
+  assert.equal(parseControls("[[mock:args=not base64!]]", {}).args, undefined);
+  // Bytes that are not UTF-8 are no text to send.
+  assert.equal(parseControls("[[mock:args=/w]]", {}).args, undefined);
+});

@@ -377,6 +377,54 @@ Deno.test("responses: a custom tool is called with text input, a namespace's mem
   });
 });
 
+Deno.test("args marker: every wire format calls the tool with the given arguments; a custom tool gets the text", async () => {
+  const b64 = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+  const given = { subagent_type: "general-purpose", description: "look", prompt: "say «hi»" };
+  const marker = `[[mock:tool=Agent,args=${b64(JSON.stringify(given))}]]`;
+  const schema = { type: "object", properties: { subagent_type: { type: "string" } } };
+  await withMock(async (m) => {
+    const messages = sse(
+      await (await post(m, "/v1/messages", {
+        model: "claude-sonnet-4-5",
+        max_tokens: 100,
+        messages: user(marker),
+        tools: [{ name: "Agent", input_schema: schema }],
+        stream: true,
+      }, ANTHROPIC)).text(),
+    ).map((e) => JSON.parse(e.data));
+    const partial = messages.filter((d: J) => d.delta?.type === "input_json_delta")
+      .map((d: J) => d.delta.partial_json).join("");
+    assert.deepEqual(JSON.parse(partial), given);
+
+    const chat = await (await post(m, "/v1/chat/completions", {
+      model: "gpt-4o-mini",
+      messages: user(marker),
+      tools: [{ type: "function", function: { name: "Agent", parameters: schema } }],
+    })).json();
+    const call = chat.choices[0].message.tool_calls[0].function;
+    assert.deepEqual([call.name, JSON.parse(call.arguments)], ["Agent", given]);
+
+    // Not a JSON object: a function's arguments are made up from its parameters as without it.
+    const odd = await (await post(m, "/v1/responses", {
+      model: "gpt-5",
+      input: `[[mock:tool=Agent,args=${b64("[1]")}]]`,
+      tools: [{ type: "function", name: "Agent", parameters: schema }],
+    })).json();
+    assert.equal(typeof JSON.parse(odd.output.at(-1).arguments).subagent_type, "string");
+
+    const patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n";
+    const custom = await (await post(m, "/v1/responses", {
+      model: "gpt-5",
+      input: `[[mock:tool=apply_patch,args=${b64(patch)}]]`,
+      tools: [{ type: "custom", name: "apply_patch", format: { type: "text" } }],
+    })).json();
+    assert.deepEqual([custom.output.at(-1).type, custom.output.at(-1).input], [
+      "custom_tool_call",
+      patch,
+    ]);
+  });
+});
+
 Deno.test("embeddings: deterministic unit vectors, float and base64 agree, usage=none", async () => {
   await withMock(async (m) => {
     const f = await (await post(m, "/v1/embeddings", { model: "e", input: ["a", "bb"] })).json();
