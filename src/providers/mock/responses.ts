@@ -5,7 +5,9 @@
  * output_item.added … output_item.done (reasoning with summary deltas, message with
  * content part and output_text deltas, function_call with arguments deltas — with its
  * `namespace` for a namespace's member —, custom_tool_call with input deltas), then
- * response.completed (or response.incomplete for `length`/`content_filter`).
+ * response.completed (or response.incomplete for `length`/`content_filter`). A request whose
+ * input ends with Codex's `compaction_trigger` is answered, as OpenAI's server-side compaction
+ * answers it, with one opaque `compaction` item alone (output_item.added and .done, no deltas).
  */
 import type { Answer, AnswerInput, DeclaredTool } from "./answer.ts";
 import { Frames, type StreamParts } from "./plan.ts";
@@ -135,6 +137,21 @@ interface Items {
   calls: Record<string, unknown>[];
   /** Web searches, first in the output (the model searches before it answers). */
   searches: Record<string, unknown>[];
+  /** The compacted conversation, the whole output of a compaction request. */
+  compaction?: Record<string, unknown>;
+}
+
+/** The input ends with Codex's request for server-side compaction. */
+function compactionAsked(body: Record<string, unknown>): boolean {
+  return Array.isArray(body.input) && obj(body.input.at(-1)).type === "compaction_trigger";
+}
+
+function compactionItem(a: Answer, keyTag: string): Record<string, unknown> {
+  return {
+    id: "cmp_" + alnum(a.seed ^ 0x4444, 48),
+    type: "compaction",
+    encrypted_content: encryptedToken(keyTag, alnum(a.seed ^ 0x5555, 80)),
+  };
 }
 
 /** The finished output items. */
@@ -204,6 +221,7 @@ function items(
 }
 
 function outputOf(it: Items): unknown[] {
+  if (it.compaction) return [it.compaction];
   return [
     ...it.searches,
     ...(it.reasoning ? [it.reasoning] : []),
@@ -236,79 +254,94 @@ export function responsesStream(
     wantsEncrypted(body) ? keyTag : undefined,
   );
   let index = 0;
-  for (const search of it.searches) {
-    const fields = `,"output_index":${index},"item_id":"${search.id}"`;
-    meta(
-      "response.output_item.added",
-      `,"output_index":${index},"item":${j({ ...search, status: "in_progress" })}`,
-    );
-    meta("response.web_search_call.in_progress", fields);
-    meta("response.web_search_call.searching", fields);
-    meta("response.web_search_call.completed", fields);
-    meta("response.output_item.done", `,"output_index":${index++},"item":${j(search)}`);
+  if (compactionAsked(body)) {
+    it.compaction = compactionItem(a, keyTag);
+    meta("response.output_item.added", `,"output_index":0,"item":${j(it.compaction)}`);
+    content("response.output_item.done", `,"output_index":0,"item":${j(it.compaction)}`);
+  } else {
+    streamItems();
   }
-  if (it.reasoning) {
-    const item = `"item_id":"${it.reasoning.id}","output_index":${index}`;
-    meta(
-      "response.output_item.added",
-      `,"output_index":${index},"item":${j({ ...it.reasoning, summary: [] })}`,
-    );
-    if (a.reasoning.length > 0) {
-      const text = a.reasoning.join("");
+
+  function streamItems(): void {
+    for (const search of it.searches) {
+      const fields = `,"output_index":${index},"item_id":"${search.id}"`;
       meta(
-        "response.reasoning_summary_part.added",
-        `,${item},"summary_index":0,"part":{"type":"summary_text","text":""}`,
+        "response.output_item.added",
+        `,"output_index":${index},"item":${j({ ...search, status: "in_progress" })}`,
       );
-      for (const d of a.reasoning) {
-        content(
-          "response.reasoning_summary_text.delta",
-          `,${item},"summary_index":0,"delta":${q(d)}`,
+      meta("response.web_search_call.in_progress", fields);
+      meta("response.web_search_call.searching", fields);
+      meta("response.web_search_call.completed", fields);
+      meta("response.output_item.done", `,"output_index":${index++},"item":${j(search)}`);
+    }
+    if (it.reasoning) {
+      const item = `"item_id":"${it.reasoning.id}","output_index":${index}`;
+      meta(
+        "response.output_item.added",
+        `,"output_index":${index},"item":${j({ ...it.reasoning, summary: [] })}`,
+      );
+      if (a.reasoning.length > 0) {
+        const text = a.reasoning.join("");
+        meta(
+          "response.reasoning_summary_part.added",
+          `,${item},"summary_index":0,"part":{"type":"summary_text","text":""}`,
+        );
+        for (const d of a.reasoning) {
+          content(
+            "response.reasoning_summary_text.delta",
+            `,${item},"summary_index":0,"delta":${q(d)}`,
+          );
+        }
+        meta(
+          "response.reasoning_summary_text.done",
+          `,${item},"summary_index":0,"text":${q(text)}`,
+        );
+        meta(
+          "response.reasoning_summary_part.done",
+          `,${item},"summary_index":0,"part":{"type":"summary_text","text":${q(text)}}`,
         );
       }
-      meta("response.reasoning_summary_text.done", `,${item},"summary_index":0,"text":${q(text)}`);
+      meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.reasoning)}`);
+    }
+    if (it.message) {
+      const item = `"item_id":"${it.message.id}","output_index":${index},"content_index":0`;
+      const text = a.text.join("");
       meta(
-        "response.reasoning_summary_part.done",
-        `,${item},"summary_index":0,"part":{"type":"summary_text","text":${q(text)}}`,
+        "response.output_item.added",
+        `,"output_index":${index},"item":${
+          j({ ...it.message, status: "in_progress", content: [] })
+        }`,
       );
+      meta(
+        "response.content_part.added",
+        `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}`,
+      );
+      for (const d of a.text) {
+        content("response.output_text.delta", `,${item},"delta":${q(d)},"logprobs":[]`);
+      }
+      meta("response.output_text.done", `,${item},"text":${q(text)},"logprobs":[]`);
+      meta(
+        "response.content_part.done",
+        `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":${q(text)}}`,
+      );
+      meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.message)}`);
     }
-    meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.reasoning)}`);
+    a.tools.forEach((t, i) => {
+      const call = it.calls[i];
+      const item = `"item_id":"${call.id}","output_index":${index}`;
+      // A custom tool's input streams as text; a function's arguments as JSON text.
+      const [field, events] = t.custom
+        ? ["input", "response.custom_tool_call_input"]
+        : ["arguments", "response.function_call_arguments"];
+      meta(
+        "response.output_item.added",
+        `,"output_index":${index},"item":${j({ ...call, status: "in_progress", [field]: "" })}`,
+      );
+      for (const d of t.chunks) content(`${events}.delta`, `,${item},"delta":${q(d)}`);
+      meta(`${events}.done`, `,${item},"${field}":${q(t.args)}`);
+      meta("response.output_item.done", `,"output_index":${index++},"item":${j(call)}`);
+    });
   }
-  if (it.message) {
-    const item = `"item_id":"${it.message.id}","output_index":${index},"content_index":0`;
-    const text = a.text.join("");
-    meta(
-      "response.output_item.added",
-      `,"output_index":${index},"item":${j({ ...it.message, status: "in_progress", content: [] })}`,
-    );
-    meta(
-      "response.content_part.added",
-      `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}`,
-    );
-    for (const d of a.text) {
-      content("response.output_text.delta", `,${item},"delta":${q(d)},"logprobs":[]`);
-    }
-    meta("response.output_text.done", `,${item},"text":${q(text)},"logprobs":[]`);
-    meta(
-      "response.content_part.done",
-      `,${item},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":${q(text)}}`,
-    );
-    meta("response.output_item.done", `,"output_index":${index++},"item":${j(it.message)}`);
-  }
-  a.tools.forEach((t, i) => {
-    const call = it.calls[i];
-    const item = `"item_id":"${call.id}","output_index":${index}`;
-    // A custom tool's input streams as text; a function's arguments as JSON text.
-    const [field, events] = t.custom
-      ? ["input", "response.custom_tool_call_input"]
-      : ["arguments", "response.function_call_arguments"];
-    meta(
-      "response.output_item.added",
-      `,"output_index":${index},"item":${j({ ...call, status: "in_progress", [field]: "" })}`,
-    );
-    for (const d of t.chunks) content(`${events}.delta`, `,${item},"delta":${q(d)}`);
-    meta(`${events}.done`, `,${item},"${field}":${q(t.args)}`);
-    meta("response.output_item.done", `,"output_index":${index++},"item":${j(call)}`);
-  });
 
   const tailStart = f.list.length;
   const inc = incomplete(a);
@@ -384,6 +417,7 @@ export function responsesWhole(
     wantsSources(body),
     wantsEncrypted(body) ? keyTag : undefined,
   );
+  if (compactionAsked(body)) it.compaction = compactionItem(a, keyTag);
   const inc = incomplete(a);
   return JSON.stringify(
     response(a, body, inc ? "incomplete" : "completed", outputOf(it), {

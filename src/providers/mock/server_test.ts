@@ -425,6 +425,38 @@ Deno.test("args marker: every wire format calls the tool with the given argument
   });
 });
 
+Deno.test("responses: a compaction_trigger last in the input is answered with one compaction item alone", async () => {
+  await withMock(async (m) => {
+    const input = [
+      { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      { type: "compaction_trigger" },
+    ];
+    const events = sse(
+      await (await post(m, "/v1/responses", { model: "gpt-5.5", input, stream: true })).text(),
+    );
+    assert.deepEqual(events.map((e) => e.event), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    const done = JSON.parse(events[3].data).item;
+    assert.equal(done.type, "compaction");
+    assert.match(done.encrypted_content, /^gAAAAA/);
+    assert.deepEqual(JSON.parse(events[4].data).response.output, [done]);
+
+    const whole = await (await post(m, "/v1/responses", { model: "gpt-5.5", input })).json();
+    assert.deepEqual(whole.output.map((o: J) => o.type), ["compaction"]);
+    // Anywhere else in the input it is history, not a request to compact.
+    const later = await (await post(m, "/v1/responses", {
+      model: "gpt-5.5",
+      input: [...input, { type: "message", role: "user", content: "go on" }],
+    })).json();
+    assert.deepEqual(later.output.map((o: J) => o.type), ["message"]);
+  });
+});
+
 Deno.test("embeddings: deterministic unit vectors, float and base64 agree, usage=none", async () => {
   await withMock(async (m) => {
     const f = await (await post(m, "/v1/embeddings", { model: "e", input: ["a", "bb"] })).json();
