@@ -28,6 +28,11 @@ export interface UpstreamNeed {
    * web plugin): a call the aggregator's responses API cannot take goes there.
    */
   search?: true;
+  /**
+   * Only the model vendor's own API serves the need: an aggregator's passes on no more than
+   * it translates, and would answer the request as another one, billed.
+   */
+  ownApi?: true;
 }
 
 /**

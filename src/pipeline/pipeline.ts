@@ -372,6 +372,7 @@ export function decodeAndRoute(
     throw badRequest("the request has nothing for the model to read: every message is empty");
   }
   let candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
+  if (need?.ownApi) candidates = candidates.filter((c) => !c.provider.quirks.openrouterUsage);
   if (request.webSearch) candidates = candidates.map((c) => searchVia(c, format, model.id));
   if (request.tools?.length && allowed.includes("openai-responses")) {
     candidates = candidates.map((c) => toolsVia(c, model.id));

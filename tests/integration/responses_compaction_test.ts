@@ -6,6 +6,7 @@
  * call is refused before an upstream is paid for an answer Codex throws away.
  */
 import assert from "node:assert/strict";
+import { mockProvider } from "../helpers/chat.ts";
 import { withGateway } from "../helpers/gateway.ts";
 
 type Obj = Record<string, unknown>;
@@ -92,5 +93,52 @@ Deno.test("responses: Codex's compaction_trigger on an OpenAI model reaches Open
     assert.equal(call.protocol, "responses");
     const input = (call.body as Obj).input as Obj[];
     assert.deepEqual(input.at(-1), { type: "compaction_trigger" });
+  });
+});
+
+Deno.test("responses: Codex's compaction_trigger on an openai/ slug that OpenRouter would serve is a 400, no upstream call", async () => {
+  // OpenRouter answers the trigger in text (it runs no server-side compaction; gpt-oss is not
+  // even OpenAI's to run): only OpenAI's own responses API makes the compaction item.
+  const cases: [string, { withoutKeys?: string[] }][] = [
+    ["openai/gpt-oss-120b", {}],
+    ["openai/gpt-5.5", { withoutKeys: ["OPENAI_API_KEY"] }],
+  ];
+  for (const [model, opts] of cases) {
+    await withGateway(async (g) => {
+      const res = await post(g.url, g.key, compactionRequest(model));
+      assert.equal(res.status, 400, model);
+      const err = (await res.json()).error as Obj;
+      assert.match(String(err.message), /compaction_trigger/, model);
+      await g.mock.idle();
+      assert.equal(g.mock.stats.calls.length, 0, `${model}: no upstream was called`);
+    }, opts);
+  }
+});
+
+Deno.test("responses: Codex's compaction_trigger does not fail over from OpenAI to OpenRouter", async () => {
+  await withGateway(async (g) => {
+    const res = await post(g.url, g.key, compactionRequest("openai/gpt-5.5"));
+    assert.equal(res.status, 502); // the upstream's 503, as the responses endpoint gives it
+    await res.body?.cancel();
+    await g.mock.idle();
+    assert.equal(g.mock.stats.calls.length, 1, "OpenAI alone was called");
+    assert.equal(g.mock.stats.calls[0].headers["x-mock-error"], "503");
+  }, {
+    providers: {
+      providers: [
+        mockProvider("openai", {
+          protocols: ["openai-responses"],
+          headers: { "x-mock-error": "503" },
+        }),
+        mockProvider("openrouter", {
+          protocols: ["openai-chat", "openai-responses"],
+          priority: 50,
+          serves: ["*"],
+          keyEnv: "OPENROUTER_API_KEY",
+          baseUrlEnv: "OPENROUTER_BASE_URL",
+          quirks: { openrouterUsage: true },
+        }),
+      ],
+    },
   });
 });

@@ -60,6 +60,7 @@ import type {
 import { isSealedReasoning, OPENAI_ENCRYPTED, openSealedReasoning } from "./sealed_reasoning.ts";
 import { foreignFormat, forOpenAI, sealDetail } from "../chat/reasoning_details.ts";
 import { isClientCall, ToolMap } from "./tools.ts";
+import { COMPACTION_NEED, compactionTriggered } from "./compaction.ts";
 import { isObject, strings } from "../json.ts";
 import { OPENROUTER_EXTENSIONS, takesVerbosity } from "../openai_dialect.ts";
 
@@ -430,6 +431,7 @@ export function upstreamsFor(body: ResponsesRequest | Obj): UpstreamNeed | undef
     protocols: ["openai-responses"],
     reason: `${what} requires an upstream that speaks the responses format`,
   });
+  if (compactionTriggered(body as Obj)) return COMPACTION_NEED;
   const tools = builtInTools(body);
   const other = tools.find((t) => !WEB_SEARCH_TOOLS.has(t));
   if (other !== undefined) return responsesOnly(`tool ${other}`);
