@@ -90,11 +90,13 @@ export function createMessagesEncoder(ctx: EncodeContext): StreamEncoder {
       stop_sequence: null,
       // Input may still be unknown here (an openai-chat upstream reports usage last): the
       // gateway's own count then, and the final message_delta carries the upstream's figures.
+      // No output yet, so no thinking part of it either (a final usage may start an answer
+      // without content).
       usage: {
         ...toMessagesUsage(
           usage.input === undefined && ctx.promptTokens !== undefined
-            ? { ...usage, input: ctx.promptTokens }
-            : usage,
+            ? { ...usage, input: ctx.promptTokens, reasoning: undefined }
+            : { ...usage, reasoning: undefined },
         ),
         output_tokens: 0,
       },

@@ -119,6 +119,23 @@ Deno.test("encoder: usage unknown at start (chat upstream) is 0 in message_start
   assert.equal(delta.usage.output_tokens, 2);
 });
 
+Deno.test("encoder: an answer without content reports its thinking tokens at the end, not in message_start's output of 0", () => {
+  // All of it reasoning, none shown: the final usage is the first event that starts the message.
+  const usage = { input: 5, output: 20, reasoning: 20 };
+  const f = frames(encodeAll([
+    { type: "response_start" },
+    { type: "usage", usage },
+    { type: "finish", reason: "length" },
+    { type: "cost", cost: costOf(usage) },
+  ]));
+  const start = (f[0][1].message as { usage: Record<string, unknown> }).usage;
+  assert.equal(start.output_tokens, 0);
+  assert.equal(start.output_tokens_details, undefined);
+  const delta = f.find(([e]) => e === "message_delta")![1].usage as Record<string, unknown>;
+  assert.equal(delta.output_tokens, 20);
+  assert.deepEqual(delta.output_tokens_details, { thinking_tokens: 20 });
+});
+
 Deno.test("encoder: interleaved tool calls become consecutive tool_use blocks", () => {
   const sse = encodeAll([
     { type: "response_start" },
