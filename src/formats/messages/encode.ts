@@ -448,9 +448,13 @@ export const encodeMessagesBody: BodyEncoder = (events, cost, ctx) => {
     }
   }
   for (const { block, json } of tools.values()) block.input = parseToolInput(json);
-  // First, where Anthropic puts its own search: before the text that cites it.
+  // Where Anthropic puts its own search: after the thinking that led to it, before the text
+  // that cites it.
   const search = cited.search(ctx.id);
-  if (search) content.unshift(...searchContent(search));
+  if (search) {
+    const at = content.findIndex((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
+    content.splice(at === -1 ? content.length : at, 0, ...searchContent(search));
+  }
   return {
     id: ctx.id,
     type: "message",

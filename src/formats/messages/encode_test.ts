@@ -257,6 +257,34 @@ Deno.test("body encoder: events fold into a message object with cost in its usag
   });
 });
 
+Deno.test("body encoder: the pages an answer cites are shown as a search after its thinking, before its text, as Anthropic orders its own", () => {
+  const asked: EncodeContext = {
+    ...ctx,
+    clientBody: { tools: [{ type: "web_search_20250305", name: "web_search" }] },
+  };
+  const body = encodeMessagesBody(
+    [
+      { type: "response_start" },
+      { type: "reasoning_start" },
+      { type: "reasoning_delta", delta: "Let me look." },
+      { type: "reasoning_end" },
+      { type: "text_start" },
+      { type: "text_delta", delta: "Found it." },
+      { type: "citation", url: "https://example.com/a", start: 0, end: 9 },
+      { type: "text_end" },
+      { type: "finish", reason: "stop" },
+    ],
+    costOf({ input: 3, output: 5 }),
+    asked,
+  ) as { content: { type: string }[] };
+  assert.deepEqual(body.content.map((b) => b.type), [
+    "thinking",
+    "server_tool_use",
+    "web_search_tool_result",
+    "text",
+  ]);
+});
+
 Deno.test("body encoder: redacted thinking, stop sequence, and tool input that is not JSON", () => {
   const body = encodeMessagesBody(
     [
