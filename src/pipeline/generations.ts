@@ -57,8 +57,10 @@ export async function getGeneration(req: Request, id: string, app: AppContext): 
   // (a stream past its first second), not yet settled in place. Only misses and running rows
   // wait: a client looks a stream's cost up by its id as soon as the stream ends. The wait
   // backs off up to a second, so a peer slowed by load is still waited for, and an id that
-  // never was costs one second, on clusters only.
-  const unsettled = (g: Generation | null) => !g || g.status === "running";
+  // never was costs one second, on clusters only. A stream this instance still serves is
+  // running whatever a peer writes: no wait.
+  const unsettled = (g: Generation | null) =>
+    !g || (g.status === "running" && !app.quota.holds(g.id));
   const until = performance.now() + crossInstanceWaitMs;
   for (let wait = peerBatchWaitMs; unsettled(g) && app.quota.peersBatch; wait *= 2) {
     const left = until - performance.now();

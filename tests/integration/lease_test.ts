@@ -175,6 +175,50 @@ Deno.test("leased wallet: a generation whose peer's batch comes late (a loaded m
   });
 });
 
+Deno.test("leased wallet: a stream running on the instance asked is shown running without waiting for peers", async () => {
+  await withCluster("1000", async (a, b) => {
+    const res = await fetch(`${b.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        stream: true,
+        messages: [{ role: "user", content: "x [[mock:tokens=30,every=100]]" }],
+      }),
+    });
+    const id = res.headers.get("x-generation-id")!;
+    // Past its first second the stream is journaled as running.
+    await waitFor(
+      "the stream journaled as running",
+      async () => (await b.store.getGeneration(a.accountId, id))?.status === "running" || undefined,
+    );
+    // No peer settles a stream this instance serves: one reading is the answer.
+    const store = b.gw.ctx.store;
+    const read = store.getGeneration;
+    let reads = 0;
+    store.getGeneration = (...args) => {
+      reads++;
+      return read.apply(store, args);
+    };
+    try {
+      const got = await fetch(`${b.baseURL}/generations/${id}`, {
+        headers: { authorization: `Bearer ${a.key}` },
+      });
+      assert.equal(got.status, 200);
+      assert.equal((await got.json()).status, "running");
+      assert.equal(reads, 1);
+    } finally {
+      store.getGeneration = read;
+      await res.body?.cancel();
+    }
+    // The client gone, the stream is settled for what it used.
+    await waitFor(
+      "the cancelled stream settled",
+      async () => (await b.store.getGeneration(a.accountId, id))?.status !== "running" || undefined,
+    );
+  });
+});
+
 Deno.test("leased wallet: a stream one instance ended is shown ended through the other", async () => {
   await withCluster("1000", async (a, b) => {
     for (let i = 0; i < 3; i++) {
