@@ -7,6 +7,7 @@ import { generateKey } from "./store/keys.ts";
 import { startMock } from "./providers/mock/server.ts";
 import { checkInvariants, mockEnv } from "../tests/helpers/gateway.ts";
 import { scratchDatabase } from "../tests/helpers/store.ts";
+import { waitFor } from "../tests/helpers/time.ts";
 
 const DATABASE_URL = Deno.env.get("DATABASE_URL");
 
@@ -203,6 +204,9 @@ Deno.test({
       const body = streamed.body!.getReader();
       const first = await body.read();
       assert.ok(!first.done);
+      // The whole call was sent first, but on a loaded machine it may reach the process after
+      // the stream has begun: it must be in flight before the process is told to stop.
+      await waitFor("both calls upstream", () => mock.stats.calls.length === 2 || undefined);
 
       // Both calls are in flight: the process is told to stop.
       child.kill("SIGTERM");
