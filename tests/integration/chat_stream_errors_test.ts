@@ -238,22 +238,28 @@ for (const model of [MODEL, ANTHROPIC_MODEL]) {
 
 Deno.test("chat stream cancel: a non-streaming client that leaves cancels the upstream", () =>
   withGateway(async (g) => {
-    const gen = await leaveWholeAnswer(g);
+    // A 5 s answer, cut when the client leaves: a loaded machine notices the departure late,
+    // and a 1 s answer could end before it did.
+    const gen = await leaveWholeAnswer(g, 100);
     assert.equal(gen.status, "cancelled");
     assert.equal(g.mock.stats.calls[0].outcome, "cancelled");
   }));
 
 /**
- * A non-streaming call whose client leaves after 100 ms of a 1 s answer; its settled
- * generation. Raw fetch, to keep the request under 512 bytes: Deno's HTTP server misses the
- * disconnect of a client whose body crosses its first 512-byte read (README), and the SDK's
- * own headers would push this request past it (the SDK does abort its fetch).
+ * A non-streaming call whose client leaves 100 ms into its answer (50 tokens, one every
+ * `everyMs`); its settled generation. Raw fetch, to keep the request under 512 bytes: Deno's
+ * HTTP server misses the disconnect of a client whose body crosses its first 512-byte read
+ * (README), and the SDK's own headers would push this request past it (the SDK does abort its
+ * fetch).
  */
-async function leaveWholeAnswer(g: Parameters<Parameters<typeof withGateway>[0]>[0]) {
+async function leaveWholeAnswer(
+  g: Parameters<Parameters<typeof withGateway>[0]>[0],
+  everyMs = 20,
+) {
   const ac = new AbortController();
   const p = postChat(g, {
     model: MODEL,
-    messages: [{ role: "user", content: "Slowly [[mock:every=20,tokens=50]]" }],
+    messages: [{ role: "user", content: `Slowly [[mock:every=${everyMs},tokens=50]]` }],
   }, { signal: ac.signal }).catch((e) => e);
   await waitFor("the upstream call", () => g.mock.stats.calls.length > 0 || undefined);
   await new Promise((r) => setTimeout(r, 100));
@@ -286,7 +292,9 @@ Deno.test("chat cancel: with CANCEL_POLICY=drain a non-streaming call the client
 Deno.test("chat cancel: with CANCEL_POLICY=drain the drain deadline still cuts a non-streaming call", () =>
   withGateway(async (g) => {
     const before = await balance(g);
-    const gen = await leaveWholeAnswer(g);
+    // A 5 s answer: the cut comes 200 ms after the departure is noticed, late on a loaded
+    // machine, and a 1 s answer could end before it.
+    const gen = await leaveWholeAnswer(g, 100);
     assert.equal(gen.status, "cancelled");
     assert.equal(g.mock.stats.calls[0].outcome, "cancelled", "cut 200 ms after the client left");
     assert.equal(gen.cost, 0n, "nothing was learnt of its usage");
