@@ -1,4 +1,5 @@
 import { GatewayError } from "./gateway_error.ts";
+import { CONTEXT_LENGTH_EXCEEDED } from "../formats/upstream_errors.ts";
 
 /**
  * The five error bodies of the spec. An endpoint names its family once; every error on that
@@ -44,7 +45,7 @@ export function errorBody(family: EnvelopeFamily, e: GatewayError): Record<strin
         error: {
           code: e.status,
           message: e.message,
-          metadata: e.metadata ?? {},
+          metadata: genericMetadata(e),
           ...e.extra,
         },
       };
@@ -69,6 +70,16 @@ export function errorBody(family: EnvelopeFamily, e: GatewayError): Record<strin
       throw new Error(`unknown envelope ${never}`);
     }
   }
+}
+
+/**
+ * The generic envelope's `code` is the HTTP status, so a prompt past the context window is
+ * named in `metadata.error_code` by OpenAI's code: LangChain (and others) tell an overflow, on
+ * which they summarise the history, only by that code or Anthropic's words, not OpenAI's.
+ */
+function genericMetadata(e: GatewayError): Record<string, unknown> {
+  if (e.code !== CONTEXT_LENGTH_EXCEEDED) return e.metadata ?? {};
+  return { ...e.metadata, error_code: CONTEXT_LENGTH_EXCEEDED };
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };

@@ -52,3 +52,59 @@ for (
     }, { providers });
   });
 }
+
+/** The error body a chat or responses call gets, as LangChain's ChatOpenAI sends it. */
+async function genericError(
+  g: TestGateway,
+  path: "chat/completions" | "responses",
+  stream: boolean,
+): Promise<{ status: number; body: { error: Record<string, unknown> } }> {
+  const prompt = "a long session [[mock:overflow]]";
+  const body = path === "chat/completions"
+    ? {
+      messages: [{ content: prompt, role: "user" }],
+      model: "openai/gpt-4o-mini",
+      stream,
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+    }
+    : {
+      input: [{ content: prompt, role: "user", type: "message" }],
+      model: "openai/gpt-4o-mini",
+      stream,
+    };
+  const r = await fetch(`${g.url}/v1/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json() };
+}
+
+// LangChain raises its ContextOverflowError (on which its agents summarise the history) only
+// when the body names OpenAI's `context_length_exceeded` or says "prompt is too long"; OpenAI's
+// "maximum context length" words alone were a plain BadRequestError.
+for (
+  const [name, providers] of [
+    ["openai-chat", ALL_VIA_CHAT],
+    ["openai-responses", ALL_VIA_RESPONSES],
+    ["anthropic-messages", ALL_VIA_ANTHROPIC],
+  ] as const
+) {
+  Deno.test(`context overflow: a chat or responses client is told context_length_exceeded from ${name}`, async () => {
+    await withGateway(async (g) => {
+      for (const path of ["chat/completions", "responses"] as const) {
+        for (const stream of [false, true]) {
+          const { status, body } = await genericError(g, path, stream);
+          const where = `${path} stream ${stream}: ${JSON.stringify(body)}`;
+          assert.equal(status, 400, where);
+          assert.equal(body.error.code, 400, where);
+          assert.deepEqual(
+            (body.error.metadata as Record<string, unknown>).error_code,
+            "context_length_exceeded",
+            where,
+          );
+        }
+      }
+    }, { providers });
+  });
+}
