@@ -174,7 +174,6 @@ export const responsesFormat: ClientFormat = {
   checkModel: (body, model) => {
     checkMaxTokens(body.max_output_tokens, "max_output_tokens", model);
     responses.omitHistoryImages(body, model);
-    responses.checkCompaction(body, model);
   },
   checkInternal: checkImages,
   toInternal: (body, slug) => responses.toInternal(body as Body, slug),

@@ -21,7 +21,6 @@ export {
   withoutUnreadableReasoning,
 } from "./request.ts";
 export { omitHistoryImages } from "./history_images.ts";
-export { checkCompaction } from "./compaction.ts";
 export { createResponsesDecoder, decodeResponsesBody } from "./decode.ts";
 export { createResponsesEncoder, encodeResponsesBody } from "./encode.ts";
 export { createResponsesPassThrough, responsesPassThroughBody } from "./pass_through.ts";
