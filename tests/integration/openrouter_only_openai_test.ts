@@ -24,6 +24,13 @@ const AGGREGATOR_ONLY = [
   "openai/gpt-3.5-turbo-instruct",
 ];
 
+/** The protocol and model name of the first upstream call since the mock's reset. */
+async function firstCall(g: TestGateway): Promise<{ protocol: string; model: string }> {
+  await g.mock.idle();
+  const call = g.mock.stats.calls[0];
+  return { protocol: call.protocol, model: (call.body as { model: string }).model };
+}
+
 Deno.test("OpenRouter-only openai/ slugs: chat reaches the aggregator under the whole slug", async () => {
   await withGateway(async (g) => {
     for (const model of AGGREGATOR_ONLY) {
@@ -33,10 +40,7 @@ Deno.test("OpenRouter-only openai/ slugs: chat reaches the aggregator under the 
         messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
       });
       assert.equal(res.model, model);
-      await g.mock.idle();
-      const call = g.mock.stats.calls[0];
-      assert.equal(call.protocol, "chat", model);
-      assert.equal((call.body as { model: string }).model, model, model);
+      assert.deepEqual(await firstCall(g), { protocol: "chat", model }, model);
     }
   });
 });
@@ -47,10 +51,7 @@ Deno.test("OpenRouter-only openai/ image slugs: images come through the aggregat
       g.mock.reset();
       const res = await openai(g).images.generate({ model, prompt: "a cat" });
       assert.equal(res.data?.length, 1, model);
-      await g.mock.idle();
-      const call = g.mock.stats.calls[0];
-      assert.equal(call.protocol, "chat", model);
-      assert.equal((call.body as { model: string }).model, model, model);
+      assert.deepEqual(await firstCall(g), { protocol: "chat", model }, model);
     }
   });
 });
@@ -71,8 +72,7 @@ Deno.test("OpenAI's chat aliases reach OpenAI under the names its API gives them
         messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
       });
       assert.equal(res.model, model);
-      await g.mock.idle();
-      assert.equal((g.mock.stats.calls[0].body as { model: string }).model, name, model);
+      assert.equal((await firstCall(g)).model, name, model);
     }
   });
 });
@@ -85,8 +85,7 @@ Deno.test("OpenAI's own models still go to OpenAI under their own names", async 
         model,
         messages: [{ role: "user", content: "Hi [[mock:tokens=2]]" }],
       });
-      await g.mock.idle();
-      assert.equal((g.mock.stats.calls[0].body as { model: string }).model, name, model);
+      assert.equal((await firstCall(g)).model, name, model);
     }
   });
 });
