@@ -329,19 +329,7 @@ function searchBlocks(
 class CitedPages {
   searched = false;
   #pages = new Map<string, string | undefined>();
-  /**
-   * Only for a client that asked for the search tool: in a stream the blocks can only follow
-   * the text, and Claude Code takes a turn that ends on a search result for a failed one.
-   */
-  #asked: boolean;
-
-  constructor(ctx: EncodeContext) {
-    const tools = ctx.clientBody?.tools;
-    this.#asked = Array.isArray(tools) &&
-      tools.some((t) =>
-        isObject(t) && typeof t.type === "string" && t.type.startsWith("web_search_")
-      );
-  }
+  constructor(private readonly ctx: EncodeContext) {}
 
   add(e: Event & { type: "citation" }): void {
     if (!this.#pages.has(e.url) || e.title !== undefined) this.#pages.set(e.url, e.title);
@@ -349,12 +337,25 @@ class CitedPages {
 
   /** The search to show, if pages were cited and no search was shown. */
   search(id: string): (Event & { type: "web_search" }) | undefined {
-    if (!this.#asked || this.searched || this.#pages.size === 0) return undefined;
+    if (this.searched || this.#pages.size === 0 || !askedForSearch(this.ctx)) return undefined;
     const sources = [...this.#pages].map(([url, title]) =>
       title === undefined ? { url } : { url, title }
     );
     return { type: "web_search", id: `srvtoolu_${id}`, sources };
   }
+}
+
+/**
+ * The client asked for the search tool. Only then are cited pages shown as a search: in a
+ * stream the blocks can only follow the text, and Claude Code takes a turn that ends on a
+ * search result for a failed one. Looked at only where pages were cited, not on every answer.
+ */
+function askedForSearch(ctx: EncodeContext): boolean {
+  const tools = ctx.clientBody?.tools;
+  return Array.isArray(tools) &&
+    tools.some((t) =>
+      isObject(t) && typeof t.type === "string" && t.type.startsWith("web_search_")
+    );
 }
 
 /** A search's blocks in a whole message: the call's input parsed. */
