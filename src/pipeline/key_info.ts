@@ -46,12 +46,15 @@ export async function keyInfo(req: Request, app: AppContext): Promise<Response> 
 
 export async function credits(req: Request, app: AppContext): Promise<Response> {
   const { account } = await callerRecords(req, app);
-  const used = await app.store.totalDebited(account.id);
+  // Balance and usage of one moment: read apart, a call settling between the two reads made
+  // total_credits (their sum) more than the account was ever credited.
+  const totals = await app.store.accountTotals(account.id);
+  if (!totals) throw unauthorized("invalid or revoked API key");
   return Response.json({
     data: {
-      total_credits: rub(account.balance + used),
-      total_usage: rub(used),
-      balance: rub(account.balance),
+      total_credits: rub(totals.balance + totals.debited),
+      total_usage: rub(totals.debited),
+      balance: rub(totals.balance),
       currency: "RUB",
     },
   });

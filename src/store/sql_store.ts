@@ -922,13 +922,16 @@ export class SqlStore implements Store {
     return rows.map(toLedger).reverse();
   }
 
-  async totalDebited(accountId: string): Promise<bigint> {
-    const [row] = await this.#db.query<{ total: string }>(
-      `SELECT coalesce(-sum(amount), 0)::text AS total FROM ledger
-       WHERE account_id = $1 AND kind = 'debit'`,
+  async accountTotals(accountId: string): Promise<{ balance: bigint; debited: bigint } | null> {
+    // One statement, one snapshot.
+    const [row] = await this.#db.query<{ balance: string; debited: string }>(
+      `SELECT a.balance::text AS balance, coalesce((
+         SELECT -sum(l.amount) FROM ledger l WHERE l.account_id = a.id AND l.kind = 'debit'
+       ), 0)::text AS debited
+       FROM accounts a WHERE a.id = $1`,
       [accountId],
     );
-    return BigInt(row.total);
+    return row ? { balance: BigInt(row.balance), debited: BigInt(row.debited) } : null;
   }
 
   // --- blobs ---

@@ -285,8 +285,12 @@ export interface Store {
   ): Promise<Generation[]>;
   /** Oldest first; with `last`, only the newest `last` entries (still oldest first). */
   listLedger(accountId: string, opts?: { last?: number }): Promise<LedgerEntry[]>;
-  /** What the account's ledger debits add up to (generations billed), positive. */
-  totalDebited(accountId: string): Promise<bigint>;
+  /**
+   * The account's balance and what its ledger debits add up to (generations billed, positive),
+   * read together: a settlement moves both at once, and two separate reads with one landing
+   * between them would not add up to the account's credits. Null for an unknown account.
+   */
+  accountTotals(accountId: string): Promise<{ balance: bigint; debited: bigint } | null>;
 
   putBlob(b: Blob): Promise<void>;
   getBlob(id: string): Promise<Blob | null>;

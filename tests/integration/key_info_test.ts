@@ -74,3 +74,52 @@ for (const quota of ["memory", undefined] as (QuotaKind | undefined)[]) {
     }, { quota });
   });
 }
+
+for (const quota of ["memory", undefined] as (QuotaKind | undefined)[]) {
+  Deno.test(`credits: total_credits stays the sum of top-ups while calls settle (quota ${quota ?? "default"})`, async () => {
+    await withGateway(async (g) => {
+      const a = await g.account("10");
+      const readings: bigint[][] = [];
+      let calling = true;
+      const call = async (i: number) => {
+        const r = await fetch(`${g.baseURL}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${a.key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "openai/gpt-4o-mini",
+            messages: [{ role: "user", content: `Hi [[mock:tokens=${3 + (i % 5)}]]` }],
+            max_tokens: 20,
+          }),
+        });
+        assert.equal(r.status, 200, await r.text());
+      };
+      const read = async () => {
+        while (calling) {
+          const r = await fetch(`${g.url}/v1/credits`, {
+            headers: { authorization: `Bearer ${a.key}` },
+          });
+          const d = (await r.json()).data;
+          readings.push([nano(d.total_credits), nano(d.total_usage), nano(d.balance)]);
+        }
+      };
+      const readers = [read(), read(), read(), read()];
+      // Calls settle while the readers read, until they have read enough (a reading waits
+      // for the settlements before it, so how many fit in a round of calls varies).
+      const until = Date.now() + 10_000;
+      try {
+        for (let i = 0; readings.length < 30 && Date.now() < until; i += 8) {
+          await Promise.all(Array.from({ length: 8 }, (_, j) => call(i + j)));
+        }
+      } finally {
+        calling = false;
+        await Promise.all(readers);
+      }
+      // Balance and usage read in one snapshot: whatever settles meanwhile moves both or neither.
+      const off = readings.filter(([total, used, balance]) =>
+        total !== rubToNano("10") || used + balance !== total
+      );
+      assert.deepEqual(off, [], `${off.length} of ${readings.length} readings off`);
+      assert.ok(readings.length >= 5, `${readings.length} readings`);
+    }, { quota, config: { RATE_LIMIT_RPM: "0", ACCOUNT_RATE_LIMIT_RPM: "0" } });
+  });
+}
