@@ -22,11 +22,18 @@ const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
  * otherwise block every account's end user of the same name; and the operator can tell whose
  * user a provider names.
  */
-export function scopedUser(accountId: string, user: string): string {
+export function scopedUser(accountId: string, user: string, opaque = false): string {
   const id = `${accountId}:${user}`;
-  if (id.length <= USER_MAX) return id;
+  if (id.length <= USER_MAX && !opaque) return id;
   return `${accountId}:${sha256Hex(user).slice(0, Math.max(16, USER_MAX - accountId.length - 1))}`;
 }
+
+/**
+ * Anthropic refuses a `metadata.user_id` holding an email address (400 "user_id appears to
+ * contain an email address"), which chat clients often send as `user`; the hash keeps one id
+ * per end user without it.
+ */
+const EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
 
 /**
  * Scopes the end-user ids of an upstream body to the paying account (see `scopedUser`), in
@@ -43,7 +50,7 @@ export function scopeEndUsers(
     if (m !== null && typeof m === "object" && !Array.isArray(m)) {
       const id = (m as { user_id?: unknown }).user_id;
       if (typeof id === "string" && id !== "") {
-        body.metadata = { ...m, user_id: scopedUser(accountId, id) };
+        body.metadata = { ...m, user_id: scopedUser(accountId, id, EMAIL.test(id)) };
       }
     }
     return;

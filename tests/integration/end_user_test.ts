@@ -76,3 +76,37 @@ Deno.test("end users: the same user id of two accounts reaches each upstream as 
     assert.notEqual(a[0].user, b[0].user);
     assert.notEqual(a[4].user, b[4].user);
   }));
+
+Deno.test("end users: an email as the user id reaches Anthropic as an opaque id, as it requires", () =>
+  // Anthropic refuses a `metadata.user_id` that holds an email address (400 "user_id appears
+  // to contain an email address"); a chat client (the openai SDK, LangChain, the AI SDK,
+  // LiteLLM) often names its end user so, and OpenAI takes it as sent.
+  withGateway(async (g) => {
+    const oa = new OpenAI({ apiKey: g.key, baseURL: g.baseURL, maxRetries: 0 });
+    const an = new Anthropic({ apiKey: g.key, baseURL: g.url, maxRetries: 0 });
+    const ask = (model: string, user: string) =>
+      oa.chat.completions.create({
+        model,
+        messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+        user,
+      });
+    await ask("anthropic/claude-sonnet-4.5", "Bob.Smith@example.com");
+    const first = lastSent(g).metadata!.user_id!;
+    assert.ok(!first.includes("@"), first);
+    assert.match(first, new RegExp(`^${g.accountId}:[0-9a-f]{16,}$`));
+    // Still one stable id per end user, and another user's is another.
+    await an.messages.create({
+      model: "anthropic/claude-sonnet-4.5",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "hi [[mock:tokens=2]]" }],
+      metadata: { user_id: "Bob.Smith@example.com" },
+    });
+    assert.equal(lastSent(g).metadata!.user_id, first);
+    await ask("anthropic/claude-sonnet-4.5", "carol@example.com");
+    assert.notEqual(lastSent(g).metadata!.user_id, first);
+    // An id without an address is kept readable, and OpenAI still gets the address as sent.
+    await ask("anthropic/claude-sonnet-4.5", "alice");
+    assert.equal(lastSent(g).metadata!.user_id, `${g.accountId}:alice`);
+    await ask("openai/gpt-4.1-mini", "Bob.Smith@example.com");
+    assert.equal(lastSent(g).user, `${g.accountId}:Bob.Smith@example.com`);
+  }));
