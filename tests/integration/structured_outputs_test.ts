@@ -182,3 +182,32 @@ Deno.test("structured outputs: a tool call's arguments fit the tool's schema, so
     assert.deepEqual(seen, [{ city: "mock city 1", unit: "c", days: 1 }]);
   });
 });
+
+Deno.test("structured outputs: a recursive model (a tree) parses on an OpenAI model, chat and responses", async () => {
+  // The SDKs send a self-referencing model inlined at the root (zod's `$ref: "#"`, pydantic's
+  // `$defs`): the answer's deepest list must end empty, as no branch of the schema allows null.
+  type Tree = { value: number; children: Tree[] };
+  const Tree: z.ZodType<Tree> = z.object({
+    value: z.number(),
+    get children() {
+      return z.array(Tree);
+    },
+  });
+  const depth = (t: Tree): number => 1 + Math.max(0, ...t.children.map(depth));
+  await withGateway(async (g) => {
+    const chat = await openai(g).chat.completions.parse({
+      model: "openai/gpt-4o-mini",
+      messages: [{ role: "user", content: "A tree, please" }],
+      response_format: zodResponseFormat(Tree, "tree"),
+    });
+    const fromChat = chat.choices[0].message.parsed!;
+    assert.ok(depth(fromChat) > 1, JSON.stringify(fromChat));
+    const r = await openai(g).responses.parse({
+      model: "openai/gpt-4o-mini",
+      input: "A tree, please",
+      text: { format: zodTextFormat(Tree, "tree") },
+    });
+    assert.ok(depth(r.output_parsed!) > 1, JSON.stringify(r.output_parsed));
+    assert.match(JSON.stringify(sent(g).response_format), /"\$ref"/, "the schema refers to itself");
+  });
+});

@@ -69,6 +69,11 @@ function value(s: Schema, root: Schema, name: string, n: number, depth: number):
         return s.items.map((it) => isSchema(it) ? value(it, root, name, n, depth + 1) : null);
       }
       const item = isSchema(s.items) ? s.items : {};
+      // An item referring past the limit would be null, which a recursive list of models
+      // (pydantic's `children: list["Node"]`) does not allow: there an empty list is what
+      // ends the recursion, unless the schema demands items.
+      const refEnds = typeof item.$ref === "string" && depth + 1 >= depthMax;
+      if (refEnds && !(typeof s.minItems === "number" && s.minItems > 0)) return [];
       return Array.from({ length: Math.min(min, 16) }, () => value(item, root, name, n, depth + 1));
     }
     case "string":

@@ -70,3 +70,30 @@ Deno.test("instance: tuples, empty arrays, and a recursion through anyOf ending 
   assert.equal(at, null, "the list ends in null, which the schema allows");
   assert.ok(depth > 1 && depth < 20);
 });
+
+Deno.test("instance: a recursive list of children (pydantic's tree) ends in an empty list, not null", () => {
+  // `class Node(BaseModel): value: int; children: list["Node"]`, as the SDKs' parse helpers
+  // send it: no branch allows null, so the recursion can only end in an empty array.
+  const node = {
+    type: "object",
+    properties: {
+      value: { type: "integer" },
+      children: { type: "array", items: { $ref: "#/$defs/Node" } },
+    },
+    required: ["value", "children"],
+    additionalProperties: false,
+  };
+  // The root is the model itself, its definition repeated under `$defs` for the references.
+  const tree = instanceOf({ ...node, $defs: { Node: node } });
+  let depth = 0;
+  const walk = (node: unknown): void => {
+    assert.ok(node !== null && typeof node === "object", `a node, got ${JSON.stringify(node)}`);
+    const { value, children } = node as { value: unknown; children: unknown };
+    assert.equal(typeof value, "number");
+    assert.ok(Array.isArray(children));
+    depth++;
+    for (const c of children) walk(c);
+  };
+  walk(tree);
+  assert.ok(depth > 1 && depth < 20, `depth ${depth}`);
+});
