@@ -171,7 +171,8 @@ async function start() {
     ctx.draining = true;
     clearInterval(sweeper);
     // Open streams get SHUTDOWN_GRACE_MS to finish; the rest end with an in-stream error
-    // and are settled like any other broken stream.
+    // and are settled like any other broken stream (a call still awaiting its upstream, with
+    // a 503).
     const grace = setTimeout(endOpenStreams, cfg.SHUTDOWN_GRACE_MS);
     await server.shutdown();
     clearTimeout(grace);

@@ -54,11 +54,11 @@ import {
 import type { Caller } from "./auth.ts";
 import type { AppContext } from "./context.ts";
 import { admit } from "./limit.ts";
-import { type Hold, reserve, tryReserve, webSearchAllowance } from "./quota.ts";
+import { type Hold, reserve, shuttingDown, tryReserve, webSearchAllowance } from "./quota.ts";
 import { Meter } from "./meter.ts";
 import { lingering, recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
-import { streamToClient } from "./respond.ts";
+import { openStreams, streamToClient } from "./respond.ts";
 import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
 import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
@@ -615,8 +615,15 @@ async function runUpstream(
   const drained = !calls[0].request.stream && app.cfg.CANCEL_POLICY === "drain"
     ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
     : undefined;
+  // Shutdown's grace ends a call still waiting on its upstream as it ends open streams: a whole
+  // answer may take minutes (or its client left without the server noticing), and until it
+  // ends the process cannot exit; a supervisor would kill it with the call unsettled.
+  const ending = new AbortController();
+  const end = () => ending.abort();
+  openStreams.add(end);
+  const signal = AbortSignal.any([drained?.signal ?? req.signal, ending.signal]);
   try {
-    return await attempt(calls, hold, req, drained?.signal ?? req.signal, app, startedAt, meters);
+    return await attempt(calls, hold, req, signal, ending.signal, app, startedAt, meters);
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
@@ -624,19 +631,21 @@ async function runUpstream(
     }
     throw e;
   } finally {
+    openStreams.delete(end);
     drained?.dispose();
   }
 }
 
 /**
  * `signal` ends the upstream call: the client's, or (policy `drain`, a whole answer) one that
- * ends a while after it.
+ * ends a while after it, or `ending`, shutdown's when its grace is over.
  */
 async function attempt(
   calls: TextCall[],
   hold: Hold,
   req: Request,
   signal: AbortSignal,
+  ending: AbortSignal,
   app: AppContext,
   startedAt: number,
   meters: Meter[],
@@ -743,6 +752,10 @@ async function attempt(
       const again = await sendCall(mended);
       if (again.ok || again.status === 499 || !mended.firstStands?.(again)) outcome = again;
     }
+    if (!outcome.ok && ending.aborted && !req.signal.aborted) {
+      lastError = shuttingDown();
+      break;
+    }
     if (!outcome.ok) {
       lastError = outcome.error ??
         proto.decodeError(outcome.status, outcome.body, outcome.retryAfter);
@@ -795,8 +808,12 @@ async function attempt(
     };
     const result = call.request.stream
       ? await startStream(answer, c, app, req.signal)
-      : await wholeBody(answer, signal, req.signal);
+      : await wholeBody(answer, signal, req.signal, ending);
     if ("retry" in result) {
+      if (ending.aborted && !req.signal.aborted) {
+        lastError = shuttingDown();
+        break;
+      }
       lastError = result.error;
       transient ||= !lastError.final;
       if (lastError.status !== 499) {
@@ -1070,6 +1087,7 @@ async function wholeBody(
   answer: Answer,
   signal: AbortSignal,
   client: AbortSignal,
+  ending: AbortSignal,
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const onAbort = () => abort.abort();
@@ -1078,6 +1096,8 @@ async function wholeBody(
   try {
     json = await response.json();
   } catch {
+    // Cut by shutdown with its client still waiting: the caller settles it as failed.
+    if (ending.aborted && !client.aborted) return { retry: false, error: shuttingDown() };
     if (signal.aborted) {
       meter.settle("cancelled");
       return { retry: false, error: clientClosed() };

@@ -68,6 +68,11 @@ export function shortfall(
     `тоже учитывается.`;
 }
 
+/** A call refused or ended because this instance is stopping: another may take it at once. */
+export function shuttingDown(): GatewayError {
+  return new GatewayError(503, "the gateway is shutting down; retry shortly", { retryAfter: 2 });
+}
+
 /** As `reserve`, but undefined where funds (or the key's cap) fall short. */
 export async function tryReserve(
   app: AppContext,
@@ -75,7 +80,7 @@ export async function tryReserve(
   g: { endpoint: string; model: string; stream: boolean; amount: bigint },
 ): Promise<Hold | undefined> {
   if (app.draining) {
-    throw new GatewayError(503, "the gateway is shutting down; retry shortly", { retryAfter: 2 });
+    throw shuttingDown();
   }
   const generationId = newId("gen");
   let ok: boolean;

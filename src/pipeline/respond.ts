@@ -16,8 +16,9 @@ import { SSE_KEEPALIVE_COMMENT } from "../formats/sse.ts";
  * whichever of the end paths comes first.
  */
 /**
- * Open client streams, each with a way to end it now: shutdown gives streams a deadline, then
- * ends the rest with an in-stream error (they still settle).
+ * Open client streams, and calls still waiting on their upstream, each with a way to end it
+ * now: shutdown gives them a deadline, then ends the rest (a stream with an in-stream error, a
+ * call with a 503); they still settle.
  */
 export const openStreams = new Set<() => void>();
 

@@ -39,3 +39,45 @@ Deno.test("shutdown: SIGTERM ends an open stream after the grace period, settles
       assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
     });
   }));
+
+Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, settled, and the process exits", () =>
+  withGatewayProcesses(async ({ spawn, inStore }) => {
+    const gw = await spawn({ SHUTDOWN_GRACE_MS: "500" });
+    const { key, accountId, port, proc } = gw;
+    assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
+    // A model that takes its time over a whole answer (or a client that left unnoticed): the
+    // upstream says nothing for 30 s, past any grace a supervisor gives.
+    const pending = fetch(`http://127.0.0.1:${port}/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-4o-mini",
+        max_tokens: 100,
+        messages: [{ role: "user", content: "slow [[mock:first=30000]]" }],
+      }),
+    });
+    // The call is reserved and waiting on the mock before the signal comes.
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = performance.now();
+    proc.kill("SIGTERM");
+    const res = await pending;
+    const text = await res.text();
+    const took = performance.now() - t0;
+    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
+    assert.equal(res.status, 503, text);
+    const id = res.headers.get("x-generation-id");
+    assert.ok(id, "the answer names its generation");
+    await gw.drain();
+    assert.equal((await proc.status).code, 0);
+    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
+
+    await inStore(async (store) => {
+      const g = await store.getGeneration(accountId, id);
+      assert.equal(g?.status, "failed");
+      const ledger = await store.listLedger(accountId);
+      assert.ok(ledger.filter((e) => e.generationId === id).length <= 1);
+      const a = (await store.getAccount(accountId))!;
+      assert.equal(a.held, 0n, "the hold is released");
+      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+    });
+  }));
