@@ -618,12 +618,22 @@ async function runUpstream(
   // Shutdown's grace ends a call still waiting on its upstream as it ends open streams: a whole
   // answer may take minutes (or its client left without the server noticing), and until it
   // ends the process cannot exit; a supervisor would kill it with the call unsettled.
-  const ending = new AbortController();
-  const end = () => ending.abort();
+  // One controller and a listener, not `AbortSignal.any`, which costs ~6 µs a call (weak
+  // references for the collector), ten times as much, on every call, for the rare shutdown.
+  const source = drained?.signal ?? req.signal;
+  const cut = new AbortController();
+  const ending = { aborted: false };
+  const end = () => {
+    ending.aborted = true;
+    cut.abort();
+  };
+  const onSource = () => cut.abort(source.reason);
+  source.addEventListener("abort", onSource, { once: true });
+  // A signal that fired already fires no listener.
+  if (source.aborted) onSource();
   openStreams.add(end);
-  const signal = AbortSignal.any([drained?.signal ?? req.signal, ending.signal]);
   try {
-    return await attempt(calls, hold, req, signal, ending.signal, app, startedAt, meters);
+    return await attempt(calls, hold, req, cut.signal, ending, app, startedAt, meters);
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
@@ -632,6 +642,7 @@ async function runUpstream(
     throw e;
   } finally {
     openStreams.delete(end);
+    source.removeEventListener("abort", onSource);
     drained?.dispose();
   }
 }
@@ -645,7 +656,7 @@ async function attempt(
   hold: Hold,
   req: Request,
   signal: AbortSignal,
-  ending: AbortSignal,
+  ending: { readonly aborted: boolean },
   app: AppContext,
   startedAt: number,
   meters: Meter[],
@@ -1087,7 +1098,7 @@ async function wholeBody(
   answer: Answer,
   signal: AbortSignal,
   client: AbortSignal,
-  ending: AbortSignal,
+  ending: { readonly aborted: boolean },
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const onAbort = () => abort.abort();
