@@ -983,6 +983,12 @@ export function passThroughRequest(
         : m
     );
   }
+  // A tool id repeated across turns (Kimi restarts its ids with every answer, and a client on
+  // it was sent each rewritten the same way): Anthropic refuses it ("tool_use ids must be
+  // unique"), as the transcoded path's withUniqueToolIds spares its upstreams.
+  if (Array.isArray(out.messages) && repeatsToolUseId(out.messages)) {
+    out.messages = withUniqueToolUseIds(out.messages);
+  }
   // As in fromInternal: with thinking enabled, Anthropic wants the last assistant turn, when
   // it called tools or is a prefill, to start with its signed thinking. A session that ran on
   // another vendor's model has none there (its reasoning, if any, was left out above), so
@@ -1149,6 +1155,63 @@ function withToolId(b: Block): Block {
     return { ...b, tool_use_id: anthropicToolId(b.tool_use_id) };
   }
   return b;
+}
+
+const blocksOfMessage = (m: unknown): Block[] =>
+  isObject(m) && Array.isArray(m.content) ? m.content as Block[] : [];
+
+function repeatsToolUseId(messages: unknown[]): boolean {
+  const seen = new Set<unknown>();
+  for (const m of messages) {
+    for (const b of blocksOfMessage(m)) {
+      if (b?.type !== "tool_use") continue;
+      if (seen.has(b.id)) return true;
+      seen.add(b.id);
+    }
+  }
+  return false;
+}
+
+/**
+ * The messages with each `tool_use` id used once: a repeat is renamed, and the results after
+ * its turn renamed with it, in the order the calls were made (as withUniqueToolIds does for the
+ * internal form). The messages that change are copied.
+ */
+function withUniqueToolUseIds(messages: unknown[]): unknown[] {
+  const used = new Set<string>();
+  /** Per original id, the new ids of the last assistant turn's calls, in order. */
+  let renamed = new Map<string, string[]>();
+  return messages.map((m, i) => {
+    const blocks = blocksOfMessage(m);
+    if (blocks.length === 0) return m;
+    if ((m as Block).role === "assistant") {
+      if ((messages[i - 1] as Block | undefined)?.role !== "assistant") renamed = new Map();
+      let changed = false;
+      const content = blocks.map((b) => {
+        if (b?.type !== "tool_use" || typeof b.id !== "string") return b;
+        let id = b.id;
+        for (let n = 2; used.has(id); n++) id = `${b.id}_${n}`;
+        used.add(id);
+        renamed.set(b.id, [...(renamed.get(b.id) ?? []), id]);
+        if (id === b.id) return b;
+        changed = true;
+        return { ...b, id };
+      });
+      return changed ? { ...(m as Block), content } : m;
+    }
+    let changed = false;
+    const content = blocks.map((b) => {
+      if (b?.type !== "tool_result" || typeof b.tool_use_id !== "string") return b;
+      const ids = renamed.get(b.tool_use_id);
+      if (!ids?.length) return b;
+      // Each result answers the next call of that id; a further one, the last.
+      const id = ids.length > 1 ? ids.shift()! : ids[0];
+      if (id === b.tool_use_id) return b;
+      changed = true;
+      return { ...b, tool_use_id: id };
+    });
+    return changed ? { ...(m as Block), content } : m;
+  });
 }
 
 const isThinking = (b: Block) => b?.type === "thinking" || b?.type === "redacted_thinking";

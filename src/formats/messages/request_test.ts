@@ -1484,6 +1484,36 @@ Deno.test("passThroughRequest: tool ids Anthropic would refuse are rewritten on 
   );
 });
 
+Deno.test("passThroughRequest: a tool id repeated across turns (Kimi's, as a session on it kept it) is made unique with its results", () => {
+  // Kimi restarts its ids with every answer, and a Claude client was sent each one rewritten
+  // the same way: switched to a Claude model, the history holds one id twice, which Anthropic
+  // refuses ("tool_use ids must be unique").
+  const id = "functions_get_weather_0_1a2b3c4d";
+  const turn = (result: string) => [
+    { role: "assistant", content: [{ type: "tool_use", id, name: "get_weather", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: result }] },
+  ];
+  const body = {
+    model: SLUG,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "weather?" }, ...turn("rain"), ...turn("sun")],
+  };
+  const out = passThroughRequest(body, UPSTREAM).messages as {
+    content: Record<string, string>[];
+  }[];
+  const uses = [out[1].content[0].id, out[3].content[0].id];
+  assert.equal(new Set(uses).size, 2, `tool_use ids ${uses} are unique`);
+  assert.equal(out[2].content[0].tool_use_id, uses[0]);
+  assert.equal(out[4].content[0].tool_use_id, uses[1]);
+  assert.equal(uses[0], id, "the first use keeps its id");
+  assert.match(uses[1], /^[a-zA-Z0-9_-]+$/);
+  assert.equal(
+    (body.messages[3].content as { id: string }[])[0].id,
+    id,
+    "the client's body is not changed",
+  );
+});
+
 Deno.test("passThroughRequest leaves out another vendor's searches, which Anthropic would refuse", () => {
   const own = [
     { type: "server_tool_use", id: "srvtoolu_a", name: "web_search", input: { query: "q" } },
