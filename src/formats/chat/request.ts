@@ -651,7 +651,8 @@ const OPENROUTER_MESSAGE_ONLY = [
  * `reasoning.max_tokens` → the effort nearest it, as OpenRouter does for OpenAI, `max_tokens` →
  * `max_completion_tokens`, which every OpenAI chat model takes and its reasoning models
  * require), the rest of OpenRouter's extensions and the `cache_control` marks (on parts,
- * messages, tool calls and tools) are dropped. Edits `body` (the upstream's own copy); the
+ * messages, tool calls and tools) are dropped, and tool call ids over OpenAI's 40 characters are
+ * shortened as `openaiToolId` does. Edits `body` (the upstream's own copy); the
  * messages are copied where they change.
  */
 export function toOpenAIDialect(body: Obj): void {
@@ -686,6 +687,19 @@ export function toOpenAIDialect(body: Obj): void {
     if (Array.isArray(m.tool_calls) && m.tool_calls.some(marked)) {
       out = { ...out, tool_calls: m.tool_calls.map(unmarked) };
     }
+    // A history from another API (responses' `fc_…` ids) as the client kept it: OpenAI
+    // refuses an id over 40 characters, so it gets the id the transcoded path would send.
+    if (Array.isArray(out.tool_calls) && out.tool_calls.some(longId)) {
+      out = {
+        ...out,
+        tool_calls: out.tool_calls.map((t) => longId(t) ? { ...t, id: openaiToolId(t.id) } : t),
+      };
+    }
+    if (
+      typeof out.tool_call_id === "string" && openaiToolId(out.tool_call_id) !== out.tool_call_id
+    ) {
+      out = { ...out, tool_call_id: openaiToolId(out.tool_call_id) };
+    }
     return out;
   });
 }
@@ -699,11 +713,16 @@ function unmarked(x: unknown): unknown {
   return rest;
 }
 
+/** A tool call whose id OpenAI's chat API would refuse as too long. */
+const longId = (t: unknown): t is Obj & { id: string } =>
+  isObject(t) && typeof t.id === "string" && openaiToolId(t.id) !== t.id;
+
 function needsDialect(m: unknown): boolean {
   return isObject(m) && (
     OPENROUTER_MESSAGE_ONLY.some((k) => k in m) ||
     (Array.isArray(m.content) && m.content.some(marked)) ||
-    (Array.isArray(m.tool_calls) && m.tool_calls.some(marked))
+    (Array.isArray(m.tool_calls) && m.tool_calls.some((t) => marked(t) || longId(t))) ||
+    (typeof m.tool_call_id === "string" && openaiToolId(m.tool_call_id) !== m.tool_call_id)
   );
 }
 

@@ -516,6 +516,42 @@ Deno.test("toOpenAIDialect: OpenRouter's extensions translated or dropped, the c
   assert.deepEqual(own, { model: "m", messages: [], reasoning_effort: "low" });
 });
 
+Deno.test("toOpenAIDialect: tool call ids over 40 characters (responses' fc_… ids a client kept) are shortened on both sides", () => {
+  // A chat client's history from another API sent to OpenAI's chat API as it is: OpenAI
+  // refuses an id over 40 characters ("string too long. Expected a string with maximum
+  // length 40").
+  const long = "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f";
+  const client = {
+    model: "gpt-5",
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: long, type: "function", function: { name: "f", arguments: "{}" } },
+          { id: "call_1", type: "function", function: { name: "f", arguments: "{}" } },
+        ],
+      },
+      { role: "tool", tool_call_id: long, content: "ok" },
+      { role: "tool", tool_call_id: "call_1", content: "ok" },
+    ],
+  };
+  const before = structuredClone(client);
+  const body: Record<string, unknown> = { ...client };
+  toOpenAIDialect(body);
+  assert.deepEqual(client, before, "the client's body is not modified");
+  const [, assistant, first, second] = body.messages as {
+    tool_calls?: { id: string }[];
+    tool_call_id?: string;
+  }[];
+  const id = assistant.tool_calls![0].id;
+  assert.ok(id.length <= 40, `${id} is at most 40 characters`);
+  assert.equal(first.tool_call_id, id, "the result keeps pairing with its call");
+  assert.equal(assistant.tool_calls![1].id, "call_1");
+  assert.equal(second.tool_call_id, "call_1");
+});
+
 Deno.test("toOpenAIDialect: a reasoning budget is the effort nearest it, as OpenRouter maps it", () => {
   const sent = (reasoning: unknown) => {
     const b: Record<string, unknown> = { model: "gpt-5.1", messages: [], reasoning };
