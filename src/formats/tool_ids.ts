@@ -39,6 +39,18 @@ export function openaiToolId(id: string): string {
   return `${id.slice(0, OPENAI_ID_MAX - 9)}_${shortHash(id)}`;
 }
 
+/** OpenAI's responses API refuses a `call_id` longer than this. */
+const OPENAI_CALL_ID_MAX = 64;
+
+/**
+ * A call id as OpenAI's responses API takes it: at most 64 characters (some vendors' ids run
+ * to hundreds). Rewritten the same way every time, so a call and its output still pair up.
+ */
+export function openaiCallId(id: string): string {
+  if (id.length <= OPENAI_CALL_ID_MAX) return id;
+  return `${id.slice(0, OPENAI_CALL_ID_MAX - 9)}_${shortHash(id)}`;
+}
+
 /**
  * The request with every tool call id used once: ids that restart with each answer (Kimi's
  * `functions.get_weather:0`) repeat across a history, and Anthropic refuses a repeated

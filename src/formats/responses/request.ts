@@ -50,6 +50,7 @@ import { keepAllowedTools } from "../allowed_tools.ts";
 import { choiceBesideSearch } from "../search_choice.ts";
 import { resultContent } from "../tool_results.ts";
 import { upstreamUser } from "../upstream_user.ts";
+import { openaiCallId } from "../tool_ids.ts";
 import type {
   ContentPart,
   InputItem,
@@ -533,6 +534,10 @@ export function passThroughRequest(body: ResponsesRequest | Obj, upstreamModel: 
  */
 const OPENAI_REASONING = ["effort", "summary", "generate_summary"];
 
+/** An item whose `call_id` OpenAI's responses API would refuse as too long. */
+const longCallId = (i: unknown): i is Obj & { call_id: string } =>
+  isObject(i) && typeof i.call_id === "string" && openaiCallId(i.call_id) !== i.call_id;
+
 /** OpenRouter's `format` of OpenAI's own encrypted reasoning. */
 const OPENAI_REASONING_FORMAT = "openai-responses-v1";
 
@@ -541,9 +546,9 @@ const otherThanOpenAI = (format: unknown) =>
   typeof format === "string" && format !== OPENAI_REASONING_FORMAT;
 
 /**
- * A pass-through body for OpenAI's own responses API (not OpenRouter's): its dialect only, and
- * no reasoning item of another vendor's (an OpenRouter answer's, by its `format`), which OpenAI
- * cannot decrypt.
+ * A body for OpenAI's own responses API (not OpenRouter's): its dialect only, no reasoning item
+ * of another vendor's (an OpenRouter answer's, by its `format`), which OpenAI cannot decrypt,
+ * and no call id over its 64 characters.
  */
 export function toOpenAIResponsesDialect(body: Obj): void {
   for (const k of OPENROUTER_EXTENSIONS) delete body[k];
@@ -553,10 +558,12 @@ export function toOpenAIResponsesDialect(body: Obj): void {
   }
   if (
     Array.isArray(body.input) &&
-    body.input.some((i) => isObject(i) && ("format" in i || unnamedForeign(i)))
+    body.input.some((i) => isObject(i) && ("format" in i || unnamedForeign(i) || longCallId(i)))
   ) {
     body.input = body.input.flatMap((i) => {
       if (unnamedForeign(i)) return [];
+      // Another vendor's call id, as the client kept it: OpenAI refuses one over 64 characters.
+      if (longCallId(i)) i = { ...i, call_id: openaiCallId(i.call_id) };
       if (!isObject(i) || !("format" in i)) return [i];
       // As toInternal reads it: a named format other than OpenAI's is another vendor's.
       if (i.type === "reasoning" && otherThanOpenAI(i.format)) return [];

@@ -750,6 +750,29 @@ Deno.test("fromInternal: no tool choice or parallel_tool_calls without tools (Op
   assert.equal(withTool.parallel_tool_calls, false);
 });
 
+Deno.test("toOpenAIResponsesDialect: call ids over 64 characters (another vendor's, as a client kept them) are shortened on both sides", () => {
+  // OpenAI refuses them: "Invalid 'input[1].call_id': string too long. Expected a string
+  // with maximum length 64".
+  const long = "tool_0_get_weather_" + "a".repeat(70);
+  const input = [
+    { role: "user", content: "hi" },
+    { type: "function_call", call_id: long, name: "f", arguments: "{}" },
+    { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: long, output: "ok" },
+    { type: "function_call_output", call_id: "call_1", output: "ok" },
+  ];
+  const before = structuredClone(input);
+  const body: Record<string, unknown> = { model: "gpt-5.1", input };
+  toOpenAIResponsesDialect(body);
+  assert.deepEqual(input, before, "the client's items are not modified");
+  const out = body.input as { call_id?: string }[];
+  const id = out[1].call_id!;
+  assert.ok(id.length <= 64, `${id} is at most 64 characters`);
+  assert.equal(out[3].call_id, id, "the output keeps pairing with its call");
+  assert.equal(out[2].call_id, "call_1");
+  assert.equal(out[4].call_id, "call_1");
+});
+
 Deno.test("toOpenAIResponsesDialect: OpenRouter's extensions dropped, reasoning kept to what OpenAI takes", () => {
   const body: Record<string, unknown> = {
     model: "gpt-5.1",
