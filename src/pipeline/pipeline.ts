@@ -818,7 +818,7 @@ async function attempt(
       keptStop: stops.keptStop,
     };
     const result = call.request.stream
-      ? await startStream(answer, c, app, req.signal)
+      ? await startStream(answer, c, app, req.signal, ending)
       : await wholeBody(answer, signal, req.signal, ending);
     if ("retry" in result) {
       if (ending.aborted && !req.signal.aborted) {
@@ -955,6 +955,7 @@ async function startStream(
   c: Candidate,
   app: AppContext,
   clientSignal: AbortSignal,
+  ending: { readonly aborted: boolean },
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const stage = new StreamStage({
@@ -1025,6 +1026,15 @@ async function startStream(
     clearTimeout(commit);
     clientSignal.removeEventListener("abort", onClientAbort);
     if (!committed) clearTimeout(deadline);
+  }
+  // Shutdown's grace ran out during the peek: its one sweep of the open streams came before
+  // this one was among them, and a stream committed now would run on past the grace (for as
+  // long as the model takes), holding the process open.
+  if (ending.aborted && !clientSignal.aborted) {
+    if (committed) clearTimeout(deadline);
+    abort.abort();
+    upstream.cancel().catch(() => {});
+    return { retry: false, error: shuttingDown() };
   }
   const first: Event | undefined = stage.first;
   // A client that left during the peek has cut the upstream, even where the read it was

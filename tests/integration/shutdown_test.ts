@@ -81,3 +81,47 @@ Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, 
       assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
     });
   }));
+
+Deno.test("shutdown: a stream still in its first-token peek when the grace ends is a 503, and the process exits", () =>
+  withGatewayProcesses(async ({ spawn, inStore }) => {
+    const gw = await spawn({ SHUTDOWN_GRACE_MS: "100" });
+    const { key, accountId, port, proc } = gw;
+    assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
+    const ask = (content: string) =>
+      fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "openai/gpt-4o-mini",
+          stream: true,
+          messages: [{ role: "user", content }],
+        }),
+      });
+    // A first call warms the process, so that the next reaches its upstream at once.
+    await (await ask("warm [[mock:tokens=1]]")).text();
+    // The upstream's headers come at once and its first token only after 30 s: the gateway
+    // holds the status line back for a second (the peek) before it commits the stream.
+    const pending = ask("slow [[mock:first=30000]]");
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = performance.now();
+    proc.kill("SIGTERM");
+    const res = await pending;
+    const text = await res.text();
+    const took = performance.now() - t0;
+    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
+    assert.equal(res.status, 503, text);
+    const id = res.headers.get("x-generation-id");
+    assert.ok(id, "the answer names its generation");
+    await gw.drain();
+    assert.equal((await proc.status).code, 0);
+    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
+
+    await inStore(async (store) => {
+      const g = await store.getGeneration(accountId, id);
+      assert.equal(g?.status, "failed");
+      const a = (await store.getAccount(accountId))!;
+      assert.equal(a.held, 0n, "the hold is released");
+      const ledger = await store.listLedger(accountId);
+      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+    });
+  }));
