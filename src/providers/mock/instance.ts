@@ -16,18 +16,27 @@ type Schema = Record<string, unknown>;
 const depthMax = 8;
 
 /**
+ * Set where the limit cut a value the schema does not allow (a reference's null, a hollow
+ * object): a list around it ends empty instead, whatever level the cut fell on.
+ */
+let cut = false;
+
+/**
  * A value for `schema`; strings read `mock <name> <n>`, `n` telling apart parallel calls of
  * one tool.
  */
 export function instanceOf(schema: unknown, n = 1): unknown {
   const root = isSchema(schema) ? schema : {};
+  cut = false;
   return value(root, root, "value", n, 0);
 }
 
 function value(s: Schema, root: Schema, name: string, n: number, depth: number): unknown {
   if (typeof s.$ref === "string") {
     const target = resolve(root, s.$ref);
-    return target && depth < depthMax ? value(target, root, name, n, depth + 1) : null;
+    if (target && depth < depthMax) return value(target, root, name, n, depth + 1);
+    if (target) cut = true;
+    return null;
   }
   if ("const" in s) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
@@ -54,7 +63,10 @@ function value(s: Schema, root: Schema, name: string, n: number, depth: number):
   switch (type) {
     case "object": {
       const out: Record<string, unknown> = {};
-      if (depth >= depthMax) return out;
+      if (depth >= depthMax) {
+        if (isSchema(s.properties) && Object.keys(s.properties).length > 0) cut = true;
+        return out;
+      }
       const props = isSchema(s.properties) ? s.properties : {};
       for (const [k, p] of Object.entries(props)) {
         out[k] = isSchema(p) ? value(p, root, k, n, depth + 1) : null;
@@ -69,12 +81,21 @@ function value(s: Schema, root: Schema, name: string, n: number, depth: number):
         return s.items.map((it) => isSchema(it) ? value(it, root, name, n, depth + 1) : null);
       }
       const item = isSchema(s.items) ? s.items : {};
-      // An item referring past the limit would be null, which a recursive list of models
+      // An item the limit cut would be null or hollow, which a recursive list of models
       // (pydantic's `children: list["Node"]`) does not allow: there an empty list is what
       // ends the recursion, unless the schema demands items.
-      const refEnds = typeof item.$ref === "string" && depth + 1 >= depthMax;
-      if (refEnds && !(typeof s.minItems === "number" && s.minItems > 0)) return [];
-      return Array.from({ length: Math.min(min, 16) }, () => value(item, root, name, n, depth + 1));
+      const outer = cut;
+      cut = false;
+      const items = Array.from(
+        { length: Math.min(min, 16) },
+        () => value(item, root, name, n, depth + 1),
+      );
+      const ended = cut;
+      cut = outer;
+      if (!ended) return items;
+      if (!(typeof s.minItems === "number" && s.minItems > 0)) return [];
+      cut = true;
+      return items;
     }
     case "string":
       return stringOf(s, name, n);

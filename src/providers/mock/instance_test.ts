@@ -97,3 +97,40 @@ Deno.test("instance: a recursive list of children (pydantic's tree) ends in an e
   walk(tree);
   assert.ok(depth > 1 && depth < 20, `depth ${depth}`);
 });
+
+Deno.test("instance: a tree under a field, or behind allOf, ends in empty lists, not in hollow nodes", () => {
+  // `class Answer(BaseModel): tree: Node`: the recursion starts one level down, and whether
+  // the limit fell on the list's reference or on the node it names depended on that level.
+  const node = {
+    type: "object",
+    properties: {
+      value: { type: "integer" },
+      children: { type: "array", items: { $ref: "#/$defs/Node" } },
+    },
+    required: ["value", "children"],
+    additionalProperties: false,
+  };
+  const wrapped = node.properties.children;
+  const viaAllOf = {
+    ...node,
+    properties: { ...node.properties, children: { ...wrapped, items: { allOf: [wrapped.items] } } },
+  };
+  for (const [label, n] of [["field", node], ["allOf", viaAllOf]] as const) {
+    const v = instanceOf({
+      type: "object",
+      properties: { tree: { $ref: "#/$defs/Node" } },
+      required: ["tree"],
+      $defs: { Node: n },
+    }) as { tree: unknown };
+    let depth = 0;
+    const walk = (x: unknown): void => {
+      const { value, children } = x as { value: unknown; children: unknown };
+      assert.equal(typeof value, "number", `${label}: a node, got ${JSON.stringify(x)}`);
+      assert.ok(Array.isArray(children), label);
+      depth++;
+      for (const c of children) walk(c);
+    };
+    walk(v.tree);
+    assert.ok(depth > 1 && depth < 20, `${label}: depth ${depth}`);
+  }
+});
