@@ -14,7 +14,8 @@ import type { Candidate } from "../providers/routing.ts";
 import { PROTOCOL } from "../providers/protocols/mod.ts";
 import { lingering, recordOutcome, send } from "../pipeline/upstream.ts";
 import { atNoCost, settleWithRetry } from "../pipeline/meter.ts";
-import type { Hold } from "../pipeline/quota.ts";
+import { type Hold, shuttingDown } from "../pipeline/quota.ts";
+import { shutdownCut } from "../pipeline/respond.ts";
 import type { Settlement } from "../store/store.ts";
 import { FetchFailedError, readCapped } from "../lib/safe_fetch.ts";
 import {
@@ -100,9 +101,16 @@ export async function callCandidates<T>(
   const drained = app.cfg.CANCEL_POLICY === "drain"
     ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
     : undefined;
+  // Shutdown's grace ends it too (an image may take a minute): the client, still there, gets
+  // the 503 new calls get while the instance drains.
+  const cut = shutdownCut(drained?.signal ?? req.signal);
   try {
-    return await tryCandidates(app, candidates, req, drained?.signal ?? req.signal, a);
+    const result = await tryCandidates(app, candidates, req, cut.signal, a);
+    return !result.ok && cut.ended && !req.signal.aborted
+      ? { ok: false, error: shuttingDown() }
+      : result;
   } finally {
+    cut.dispose();
     drained?.dispose();
   }
 }
@@ -149,7 +157,8 @@ async function tryCandidates<T>(
       const bytes = await readCapped(outcome.response, upstreamAnswerBytesMax);
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch (e) {
-      if (req.signal.aborted) {
+      // The client left, or shutdown cut the read: not the provider's failure.
+      if (req.signal.aborted || signal.aborted) {
         return { ok: false, error: clientClosed() };
       }
       recordOutcome(app.breakers, c, false);

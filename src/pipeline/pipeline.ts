@@ -58,7 +58,7 @@ import { type Hold, reserve, shuttingDown, tryReserve, webSearchAllowance } from
 import { Meter } from "./meter.ts";
 import { lingering, recordOutcome, send } from "./upstream.ts";
 import { StreamStage } from "./stream_stage.ts";
-import { openStreams, streamToClient } from "./respond.ts";
+import { shutdownCut, streamToClient } from "./respond.ts";
 import { chunkReader, type ChunkSource } from "./chunk_reader.ts";
 import { peekBytesMax, streamCommitMs } from "../lib/bounds.ts";
 import { generationHeaders } from "../http/generation_headers.ts";
@@ -615,25 +615,10 @@ async function runUpstream(
   const drained = !calls[0].request.stream && app.cfg.CANCEL_POLICY === "drain"
     ? lingering(req.signal, app.cfg.DRAIN_DEADLINE_MS)
     : undefined;
-  // Shutdown's grace ends a call still waiting on its upstream as it ends open streams: a whole
-  // answer may take minutes (or its client left without the server noticing), and until it
-  // ends the process cannot exit; a supervisor would kill it with the call unsettled.
-  // One controller and a listener, not `AbortSignal.any`, which costs ~6 µs a call (weak
-  // references for the collector), ten times as much, on every call, for the rare shutdown.
-  const source = drained?.signal ?? req.signal;
-  const cut = new AbortController();
-  const ending = { aborted: false };
-  const end = () => {
-    ending.aborted = true;
-    cut.abort();
-  };
-  const onSource = () => cut.abort(source.reason);
-  source.addEventListener("abort", onSource, { once: true });
-  // A signal that fired already fires no listener.
-  if (source.aborted) onSource();
-  openStreams.add(end);
+  // Shutdown's grace ends it too, as it ends open streams.
+  const cut = shutdownCut(drained?.signal ?? req.signal);
   try {
-    return await attempt(calls, hold, req, cut.signal, ending, app, startedAt, meters);
+    return await attempt(calls, hold, req, cut.signal, cut, app, startedAt, meters);
   } catch (e) {
     // Whatever threw, a reserved generation is closed: at no cost if nothing settled it yet.
     if (!meters.some((m) => m.settling)) {
@@ -641,8 +626,7 @@ async function runUpstream(
     }
     throw e;
   } finally {
-    openStreams.delete(end);
-    source.removeEventListener("abort", onSource);
+    cut.dispose();
     drained?.dispose();
   }
 }
@@ -656,7 +640,7 @@ async function attempt(
   hold: Hold,
   req: Request,
   signal: AbortSignal,
-  ending: { readonly aborted: boolean },
+  ending: { readonly ended: boolean },
   app: AppContext,
   startedAt: number,
   meters: Meter[],
@@ -763,7 +747,7 @@ async function attempt(
       const again = await sendCall(mended);
       if (again.ok || again.status === 499 || !mended.firstStands?.(again)) outcome = again;
     }
-    if (!outcome.ok && ending.aborted && !req.signal.aborted) {
+    if (!outcome.ok && ending.ended && !req.signal.aborted) {
       lastError = shuttingDown();
       break;
     }
@@ -821,7 +805,7 @@ async function attempt(
       ? await startStream(answer, c, app, req.signal, ending)
       : await wholeBody(answer, signal, req.signal, ending);
     if ("retry" in result) {
-      if (ending.aborted && !req.signal.aborted) {
+      if (ending.ended && !req.signal.aborted) {
         lastError = shuttingDown();
         break;
       }
@@ -955,7 +939,7 @@ async function startStream(
   c: Candidate,
   app: AppContext,
   clientSignal: AbortSignal,
-  ending: { readonly aborted: boolean },
+  ending: { readonly ended: boolean },
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const stage = new StreamStage({
@@ -1030,7 +1014,7 @@ async function startStream(
   // Shutdown's grace ran out during the peek: its one sweep of the open streams came before
   // this one was among them, and a stream committed now would run on past the grace (for as
   // long as the model takes), holding the process open.
-  if (ending.aborted && !clientSignal.aborted) {
+  if (ending.ended && !clientSignal.aborted) {
     if (committed) clearTimeout(deadline);
     abort.abort();
     upstream.cancel().catch(() => {});
@@ -1108,7 +1092,7 @@ async function wholeBody(
   answer: Answer,
   signal: AbortSignal,
   client: AbortSignal,
-  ending: { readonly aborted: boolean },
+  ending: { readonly ended: boolean },
 ): Promise<Attempt> {
   const { call, proto, pass, response, abort, meter, ctx, toolNames } = answer;
   const onAbort = () => abort.abort();
@@ -1118,7 +1102,7 @@ async function wholeBody(
     json = await response.json();
   } catch {
     // Cut by shutdown with its client still waiting: the caller settles it as failed.
-    if (ending.aborted && !client.aborted) return { retry: false, error: shuttingDown() };
+    if (ending.ended && !client.aborted) return { retry: false, error: shuttingDown() };
     if (signal.aborted) {
       meter.settle("cancelled");
       return { retry: false, error: clientClosed() };

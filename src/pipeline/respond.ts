@@ -27,6 +27,46 @@ export function endOpenStreams(): void {
   for (const end of [...openStreams]) end();
 }
 
+/** A call's upstream signal, which shutdown can also fire (see `shutdownCut`). */
+export interface ShutdownCut {
+  /** Fires with `source`, or when shutdown's grace ends. */
+  readonly signal: AbortSignal;
+  /** Shutdown fired it (the client may still be there: it gets a 503). */
+  readonly ended: boolean;
+  dispose(): void;
+}
+
+/**
+ * Registers a call still waiting on its upstream with the open streams, so that shutdown's
+ * grace ends it too: a whole answer (or an image) may take minutes, or its client left without
+ * the server noticing, and until it ends the process cannot exit; a supervisor would kill it
+ * with the call unsettled. One controller and a listener, not `AbortSignal.any`, which costs
+ * ~6 µs a call (weak references for the collector), ten times as much, on every call.
+ */
+export function shutdownCut(source: AbortSignal): ShutdownCut {
+  const cut = new AbortController();
+  let ended = false;
+  const end = () => {
+    ended = true;
+    cut.abort();
+  };
+  const onSource = () => cut.abort(source.reason);
+  source.addEventListener("abort", onSource, { once: true });
+  // A signal that fired already fires no listener.
+  if (source.aborted) onSource();
+  openStreams.add(end);
+  return {
+    signal: cut.signal,
+    get ended() {
+      return ended;
+    },
+    dispose() {
+      openStreams.delete(end);
+      source.removeEventListener("abort", onSource);
+    },
+  };
+}
+
 export function streamToClient(o: {
   reader: ChunkSource;
   stage: StreamStage;

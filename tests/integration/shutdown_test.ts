@@ -125,3 +125,41 @@ Deno.test("shutdown: a stream still in its first-token peek when the grace ends 
       assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
     });
   }));
+
+Deno.test("shutdown: an image still being made when the grace ends is a 503, settled, and the process exits", () =>
+  withGatewayProcesses(async ({ spawn, inStore }) => {
+    const gw = await spawn({ SHUTDOWN_GRACE_MS: "500" });
+    const { key, accountId, port, proc } = gw;
+    assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
+    // An image model that takes its time (a minute is usual at high resolutions): the upstream
+    // says nothing for 30 s, past any grace a supervisor gives.
+    const pending = fetch(`http://127.0.0.1:${port}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "openai/gpt-image-1", prompt: "slow [[mock:first=30000]]" }),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = performance.now();
+    proc.kill("SIGTERM");
+    const res = await pending;
+    const text = await res.text();
+    const took = performance.now() - t0;
+    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
+    assert.equal(res.status, 503, text);
+    // The images endpoint's own (coded) envelope.
+    assert.equal(typeof JSON.parse(text).error.code, "string");
+    await gw.drain();
+    assert.equal((await proc.status).code, 0);
+    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
+
+    await inStore(async (store) => {
+      const a = (await store.getAccount(accountId))!;
+      assert.equal(a.held, 0n, "the hold is released");
+      const ledger = await store.listLedger(accountId);
+      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+      const gens = await store.listGenerations(accountId, { limit: 10 });
+      assert.equal(gens.length, 1);
+      assert.equal(gens[0].status, "failed");
+      assert.equal(gens[0].cost, 0n);
+    });
+  }));
