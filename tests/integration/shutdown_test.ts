@@ -3,7 +3,30 @@
  * then ends with the format's in-stream error; the process settles it and exits 0.
  */
 import assert from "node:assert/strict";
-import { longStream, withGatewayProcesses } from "../helpers/process.ts";
+import { type GatewayProcess, longStream, withGatewayProcesses } from "../helpers/process.ts";
+
+/**
+ * SIGTERM while `pending` (a call the upstream answers only after 30 s) waits: the call must
+ * end with the grace, as a 503, and the process exit 0 with it. The answer's text.
+ */
+async function sigtermDuring(
+  gw: GatewayProcess,
+  pending: Promise<Response>,
+): Promise<{ res: Response; text: string }> {
+  // The call is reserved and waiting on the mock before the signal comes.
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = performance.now();
+  gw.proc.kill("SIGTERM");
+  const res = await pending;
+  const text = await res.text();
+  const took = performance.now() - t0;
+  assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
+  assert.equal(res.status, 503, text);
+  await gw.drain();
+  assert.equal((await gw.proc.status).code, 0);
+  assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
+  return { res, text };
+}
 
 Deno.test("shutdown: SIGTERM ends an open stream after the grace period, settles it, exits 0", () =>
   withGatewayProcesses(async ({ spawn, inStore }) => {
@@ -43,7 +66,7 @@ Deno.test("shutdown: SIGTERM ends an open stream after the grace period, settles
 Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, settled, and the process exits", () =>
   withGatewayProcesses(async ({ spawn, inStore }) => {
     const gw = await spawn({ SHUTDOWN_GRACE_MS: "500" });
-    const { key, accountId, port, proc } = gw;
+    const { key, accountId, port } = gw;
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     // A model that takes its time over a whole answer (or a client that left unnoticed): the
     // upstream says nothing for 30 s, past any grace a supervisor gives.
@@ -56,20 +79,9 @@ Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, 
         messages: [{ role: "user", content: "slow [[mock:first=30000]]" }],
       }),
     });
-    // The call is reserved and waiting on the mock before the signal comes.
-    await new Promise((r) => setTimeout(r, 300));
-    const t0 = performance.now();
-    proc.kill("SIGTERM");
-    const res = await pending;
-    const text = await res.text();
-    const took = performance.now() - t0;
-    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
-    assert.equal(res.status, 503, text);
+    const { res } = await sigtermDuring(gw, pending);
     const id = res.headers.get("x-generation-id");
     assert.ok(id, "the answer names its generation");
-    await gw.drain();
-    assert.equal((await proc.status).code, 0);
-    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
 
     await inStore(async (store) => {
       const g = await store.getGeneration(accountId, id);
@@ -85,7 +97,7 @@ Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, 
 Deno.test("shutdown: a stream still in its first-token peek when the grace ends is a 503, and the process exits", () =>
   withGatewayProcesses(async ({ spawn, inStore }) => {
     const gw = await spawn({ SHUTDOWN_GRACE_MS: "100" });
-    const { key, accountId, port, proc } = gw;
+    const { key, accountId, port } = gw;
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     const ask = (content: string) =>
       fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
@@ -102,19 +114,9 @@ Deno.test("shutdown: a stream still in its first-token peek when the grace ends 
     // The upstream's headers come at once and its first token only after 30 s: the gateway
     // holds the status line back for a second (the peek) before it commits the stream.
     const pending = ask("slow [[mock:first=30000]]");
-    await new Promise((r) => setTimeout(r, 300));
-    const t0 = performance.now();
-    proc.kill("SIGTERM");
-    const res = await pending;
-    const text = await res.text();
-    const took = performance.now() - t0;
-    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
-    assert.equal(res.status, 503, text);
+    const { res } = await sigtermDuring(gw, pending);
     const id = res.headers.get("x-generation-id");
     assert.ok(id, "the answer names its generation");
-    await gw.drain();
-    assert.equal((await proc.status).code, 0);
-    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
 
     await inStore(async (store) => {
       const g = await store.getGeneration(accountId, id);
@@ -129,7 +131,7 @@ Deno.test("shutdown: a stream still in its first-token peek when the grace ends 
 Deno.test("shutdown: an image still being made when the grace ends is a 503, settled, and the process exits", () =>
   withGatewayProcesses(async ({ spawn, inStore }) => {
     const gw = await spawn({ SHUTDOWN_GRACE_MS: "500" });
-    const { key, accountId, port, proc } = gw;
+    const { key, accountId, port } = gw;
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     // An image model that takes its time (a minute is usual at high resolutions): the upstream
     // says nothing for 30 s, past any grace a supervisor gives.
@@ -138,19 +140,9 @@ Deno.test("shutdown: an image still being made when the grace ends is a 503, set
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "openai/gpt-image-1", prompt: "slow [[mock:first=30000]]" }),
     });
-    await new Promise((r) => setTimeout(r, 300));
-    const t0 = performance.now();
-    proc.kill("SIGTERM");
-    const res = await pending;
-    const text = await res.text();
-    const took = performance.now() - t0;
-    assert.ok(took < 10_000, `the call ended with the grace period, not the upstream (${took} ms)`);
-    assert.equal(res.status, 503, text);
+    const { res, text } = await sigtermDuring(gw, pending);
     // The images endpoint's own (coded) envelope.
     assert.equal(typeof JSON.parse(text).error.code, "string");
-    await gw.drain();
-    assert.equal((await proc.status).code, 0);
-    assert.ok(performance.now() - t0 < 10_000, "the process exited with the grace period");
 
     await inStore(async (store) => {
       const a = (await store.getAccount(accountId))!;

@@ -71,66 +71,55 @@ Deno.test("instance: tuples, empty arrays, and a recursion through anyOf ending 
   assert.ok(depth > 1 && depth < 20);
 });
 
-Deno.test("instance: a recursive list of children (pydantic's tree) ends in an empty list, not null", () => {
-  // `class Node(BaseModel): value: int; children: list["Node"]`, as the SDKs' parse helpers
-  // send it: no branch allows null, so the recursion can only end in an empty array.
-  const node = {
-    type: "object",
-    properties: {
-      value: { type: "integer" },
-      children: { type: "array", items: { $ref: "#/$defs/Node" } },
-    },
-    required: ["value", "children"],
-    additionalProperties: false,
-  };
-  // The root is the model itself, its definition repeated under `$defs` for the references.
-  const tree = instanceOf({ ...node, $defs: { Node: node } });
+/** `class Node(BaseModel): value: int; children: list["Node"]`, as pydantic states it. */
+const NODE = {
+  type: "object",
+  properties: {
+    value: { type: "integer" },
+    children: { type: "array", items: { $ref: "#/$defs/Node" } },
+  },
+  required: ["value", "children"],
+  additionalProperties: false,
+};
+
+/** Every node of a made-up tree is whole (a value, a list of children); its depth. */
+function treeDepth(tree: unknown, label: string): number {
   let depth = 0;
-  const walk = (node: unknown): void => {
-    assert.ok(node !== null && typeof node === "object", `a node, got ${JSON.stringify(node)}`);
-    const { value, children } = node as { value: unknown; children: unknown };
-    assert.equal(typeof value, "number");
-    assert.ok(Array.isArray(children));
+  const walk = (x: unknown): void => {
+    assert.ok(x !== null && typeof x === "object", `${label}: a node, got ${JSON.stringify(x)}`);
+    const { value, children } = x as { value: unknown; children: unknown };
+    assert.equal(typeof value, "number", `${label}: a node, got ${JSON.stringify(x)}`);
+    assert.ok(Array.isArray(children), label);
     depth++;
     for (const c of children) walk(c);
   };
   walk(tree);
+  return depth;
+}
+
+Deno.test("instance: a recursive list of children (pydantic's tree) ends in an empty list, not null", () => {
+  // As the SDKs' parse helpers send it: no branch allows null, so the recursion can only end
+  // in an empty array. The root is the model itself, its definition repeated under `$defs`.
+  const depth = treeDepth(instanceOf({ ...NODE, $defs: { Node: NODE } }), "root");
   assert.ok(depth > 1 && depth < 20, `depth ${depth}`);
 });
 
 Deno.test("instance: a tree under a field, or behind allOf, ends in empty lists, not in hollow nodes", () => {
   // `class Answer(BaseModel): tree: Node`: the recursion starts one level down, and whether
   // the limit fell on the list's reference or on the node it names depended on that level.
-  const node = {
-    type: "object",
-    properties: {
-      value: { type: "integer" },
-      children: { type: "array", items: { $ref: "#/$defs/Node" } },
-    },
-    required: ["value", "children"],
-    additionalProperties: false,
-  };
-  const wrapped = node.properties.children;
+  const wrapped = NODE.properties.children;
   const viaAllOf = {
-    ...node,
-    properties: { ...node.properties, children: { ...wrapped, items: { allOf: [wrapped.items] } } },
+    ...NODE,
+    properties: { ...NODE.properties, children: { ...wrapped, items: { allOf: [wrapped.items] } } },
   };
-  for (const [label, n] of [["field", node], ["allOf", viaAllOf]] as const) {
+  for (const [label, n] of [["field", NODE], ["allOf", viaAllOf]] as const) {
     const v = instanceOf({
       type: "object",
       properties: { tree: { $ref: "#/$defs/Node" } },
       required: ["tree"],
       $defs: { Node: n },
     }) as { tree: unknown };
-    let depth = 0;
-    const walk = (x: unknown): void => {
-      const { value, children } = x as { value: unknown; children: unknown };
-      assert.equal(typeof value, "number", `${label}: a node, got ${JSON.stringify(x)}`);
-      assert.ok(Array.isArray(children), label);
-      depth++;
-      for (const c of children) walk(c);
-    };
-    walk(v.tree);
+    const depth = treeDepth(v.tree, label);
     assert.ok(depth > 1 && depth < 20, `${label}: depth ${depth}`);
   }
 });
