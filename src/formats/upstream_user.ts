@@ -30,10 +30,17 @@ export function scopedUser(accountId: string, user: string, opaque = false): str
 
 /**
  * Anthropic refuses a `metadata.user_id` holding an email address (400 "user_id appears to
- * contain an email address"), which chat clients often send as `user`; the hash keeps one id
- * per end user without it.
+ * contain an email address"), which chat clients often send as `user`; OpenAI asks for such an
+ * id hashed, and OpenRouter may hand its `user` on to Anthropic. So an id with an address goes to
+ * every upstream as its hash: still one stable id per end user.
  */
 const EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
+
+/**
+ * Tested only where the id could go out as sent (a longer one is hashed anyway): the pattern
+ * backtracks quadratically, and a 100 kB id held the one thread for seconds.
+ */
+const holdsEmail = (id: string) => id.length <= USER_MAX && EMAIL.test(id);
 
 /**
  * Scopes the end-user ids of an upstream body to the paying account (see `scopedUser`), in
@@ -50,16 +57,13 @@ export function scopeEndUsers(
     if (m !== null && typeof m === "object" && !Array.isArray(m)) {
       const id = (m as { user_id?: unknown }).user_id;
       if (typeof id === "string" && id !== "") {
-        // Tested only where the id could go out as sent (a longer one is hashed anyway): the
-        // pattern backtracks quadratically, and a 100 kB id held the one thread for seconds.
-        const email = id.length <= USER_MAX && EMAIL.test(id);
-        body.metadata = { ...m, user_id: scopedUser(accountId, id, email) };
+        body.metadata = { ...m, user_id: scopedUser(accountId, id, holdsEmail(id)) };
       }
     }
     return;
   }
   for (const k of ["user", "safety_identifier"]) {
     const v = body[k];
-    if (typeof v === "string" && v !== "") body[k] = scopedUser(accountId, v);
+    if (typeof v === "string" && v !== "") body[k] = scopedUser(accountId, v, holdsEmail(v));
   }
 }
