@@ -24,8 +24,15 @@ export const openStreams = new Set<() => void>();
 
 /** Ends every open stream: the upstream read is cut and the client gets the format's error. */
 export function endOpenStreams(): void {
+  graceOver = true;
   for (const end of [...openStreams]) end();
 }
+
+/**
+ * Shutdown's grace is over: its sweep runs once, so a call that reaches its upstream only after
+ * it (an image still fetching its references, say) is cut as it registers.
+ */
+let graceOver = false;
 
 /** A call's upstream signal, which shutdown can also fire (see `shutdownCut`). */
 export interface ShutdownCut {
@@ -55,6 +62,7 @@ export function shutdownCut(source: AbortSignal): ShutdownCut {
   // A signal that fired already fires no listener.
   if (source.aborted) onSource();
   openStreams.add(end);
+  if (graceOver) end();
   return {
     signal: cut.signal,
     get ended() {
