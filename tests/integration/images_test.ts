@@ -678,29 +678,38 @@ Deno.test("images: a provider that does not answer in time is the spec's 502, an
   });
 });
 
+/**
+ * An image call (the upstream answers after `firstMs`) its client leaves once the upstream has
+ * it; its generation once it no longer runs.
+ */
+async function leaveImageCall(g: TestGateway, firstMs: number) {
+  const ac = new AbortController();
+  const p = fetch(`${g.baseURL}/images/generations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, prompt: `slow [[mock:first=${firstMs}]]` }),
+    signal: ac.signal,
+  }).catch((e) => e);
+  for (let i = 0; i < 100 && g.mock.stats.calls.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  ac.abort();
+  assert.equal(((await p) as Error).name, "AbortError");
+  let gen;
+  for (let i = 0; i < 100; i++) {
+    [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
+    if (gen && gen.status !== "running") break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await g.settled();
+  return gen;
+}
+
 Deno.test("images: an image call its client left (policy abort) is cancelled at no cost, not a shutdown's 503", async () => {
   await withGateway(async (g) => {
     const before = (await account(g)).balance;
-    const ac = new AbortController();
-    const p = fetch(`${g.baseURL}/images/generations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: MODEL, prompt: "slow [[mock:first=5000]]" }),
-      signal: ac.signal,
-    }).catch((e) => e);
-    for (let i = 0; i < 100 && g.mock.stats.calls.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await new Promise((r) => setTimeout(r, 100));
-    ac.abort();
-    assert.equal(((await p) as Error).name, "AbortError");
-    let gen;
-    for (let i = 0; i < 100; i++) {
-      [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
-      if (gen && gen.status !== "running") break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await g.settled();
+    const gen = await leaveImageCall(g, 5000);
     assert.equal(gen?.status, "cancelled", "the client left: not failed, not a shutdown");
     assert.equal(gen!.cost, 0n);
     assert.equal(g.mock.stats.calls.length, 1, "and no other provider was asked");
@@ -711,26 +720,7 @@ Deno.test("images: an image call its client left (policy abort) is cancelled at 
 Deno.test("images: with CANCEL_POLICY=drain an image the client left is still made, stored and billed", async () => {
   await withGateway(async (g) => {
     const before = (await account(g)).balance;
-    const ac = new AbortController();
-    const p = fetch(`${g.baseURL}/images/generations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${g.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: MODEL, prompt: "slow [[mock:first=600]]" }),
-      signal: ac.signal,
-    }).catch((e) => e);
-    for (let i = 0; i < 100 && g.mock.stats.calls.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await new Promise((r) => setTimeout(r, 100));
-    ac.abort();
-    assert.equal(((await p) as Error).name, "AbortError");
-    let gen;
-    for (let i = 0; i < 100; i++) {
-      [gen] = await g.store.listGenerations(g.accountId, { limit: 1 });
-      if (gen && gen.status !== "running") break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await g.settled();
+    const gen = await leaveImageCall(g, 600);
     await g.mock.idle();
     assert.equal(gen?.status, "completed", "the upstream's image was made");
     assert.equal(g.mock.stats.calls.length, 1, "and no other provider was asked");
