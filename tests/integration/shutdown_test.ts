@@ -140,7 +140,7 @@ Deno.test("shutdown: an image still being made when the grace ends is a 503, set
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "openai/gpt-image-1", prompt: "slow [[mock:first=30000]]" }),
     });
-    const { res, text } = await sigtermDuring(gw, pending);
+    const { text } = await sigtermDuring(gw, pending);
     // The images endpoint's own (coded) envelope.
     assert.equal(typeof JSON.parse(text).error.code, "string");
 
