@@ -23,6 +23,36 @@ export const IDLE_TRANSACTION_TIMEOUT_MS = 30_000;
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
+/**
+ * PostgreSQL ended the statement to break a deadlock (40P01) or a serialization conflict
+ * (40001). Statements that lock the same rows in another order (a batch of settlements over
+ * several accounts, a top-up's foreign-key check beside a hold's row lock) can meet so under
+ * load; the one chosen is rolled back whole, and sent again it runs as if for the first time.
+ */
+function conflicted(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
+/** Tries beyond the first for a statement PostgreSQL rolled back for a conflict. */
+export const CONFLICT_RETRIES = 3;
+
+/**
+ * Runs a statement of its own (outside any transaction) again when PostgreSQL rolled it back
+ * for a conflict, after a short random pause so that the two sides do not meet again. Inside a
+ * transaction the whole transaction is void; that is its caller's to retry.
+ */
+export async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!conflicted(e) || attempt >= CONFLICT_RETRIES) throw e;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+    }
+  }
+}
+
 export function openPostgres(url: string): Promise<Db> {
   const sql = postgres(url, {
     max: CONNECTIONS_MAX,
@@ -35,16 +65,20 @@ export function openPostgres(url: string): Promise<Db> {
     connection: { idle_in_transaction_session_timeout: IDLE_TRANSACTION_TIMEOUT_MS },
   });
   return Promise.resolve({
-    ...wrap(sql),
+    ...wrap(sql, true),
     transaction: <T>(fn: (tx: Db) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
     close: () => sql.end({ timeout: CLOSE_TIMEOUT_S }),
   });
 }
 
-function wrap(sql: Sql): Db {
+/** `alone`: statements run outside a transaction (each its own), so a conflict is retried. */
+function wrap(sql: Sql, alone = false): Db {
   return statementsOnly({
     async query<T>(text: string, params: unknown[] = []) {
-      const rows = await sql.unsafe(text, params.map(param) as postgres.ParameterOrJSON<never>[]);
+      const args = params.map(param) as postgres.ParameterOrJSON<never>[];
+      const rows = alone
+        ? await retryingConflicts(() => sql.unsafe(text, args))
+        : await sql.unsafe(text, args);
       // A plain array: postgres.js's Result subclass carries extra fields.
       return Array.from(rows) as T[];
     },

@@ -535,6 +535,9 @@ async function soak(
         }
       }
     })();
+    // Awaited after the load; a failure meanwhile is that await's, not an uncaught rejection
+    // that would cancel the rest of the file.
+    ops.catch(() => {});
     await pool(requests, 32, async (i) => {
       const { k, at } = picks[i];
       outcomes[i] = await send(instances[at].url, k.key, plans[i], i);
