@@ -26,30 +26,25 @@ export function inventedCallId(): string {
   return newId("call", 12);
 }
 
-/** OpenAI's chat API refuses a tool call id longer than this. */
-const OPENAI_ID_MAX = 40;
+/**
+ * `id` in at most `max` characters: a longer one is cut and given a hash of the whole, the same
+ * way every time, so a call and its result still pair up.
+ */
+function fitted(id: string, max: number): string {
+  return id.length <= max ? id : `${id.slice(0, max - 9)}_${shortHash(id)}`;
+}
 
 /**
  * A tool call id as OpenAI's chat API takes it: at most 40 characters (ids of other APIs, e.g.
- * responses' `fc_…` item ids, run longer). Rewritten the same way every time, so a call and its
- * result still pair up.
+ * responses' `fc_…` item ids, run longer).
  */
-export function openaiToolId(id: string): string {
-  if (id.length <= OPENAI_ID_MAX) return id;
-  return `${id.slice(0, OPENAI_ID_MAX - 9)}_${shortHash(id)}`;
-}
-
-/** OpenAI's responses API refuses a `call_id` longer than this. */
-const OPENAI_CALL_ID_MAX = 64;
+export const openaiToolId = (id: string): string => fitted(id, 40);
 
 /**
  * A call id as OpenAI's responses API takes it: at most 64 characters (some vendors' ids run
- * to hundreds). Rewritten the same way every time, so a call and its output still pair up.
+ * to hundreds).
  */
-export function openaiCallId(id: string): string {
-  if (id.length <= OPENAI_CALL_ID_MAX) return id;
-  return `${id.slice(0, OPENAI_CALL_ID_MAX - 9)}_${shortHash(id)}`;
-}
+export const openaiCallId = (id: string): string => fitted(id, 64);
 
 /**
  * The request with every tool call id used once: ids that restart with each answer (Kimi's
@@ -59,42 +54,69 @@ export function openaiCallId(id: string): string {
  * were made. The request itself when nothing repeats.
  */
 export function withUniqueToolIds(req: TextRequest): TextRequest {
-  const seen = new Set<string>();
-  let repeats = false;
-  for (const m of req.messages) {
-    for (const p of m.parts) {
-      if (p.type !== "tool_call") continue;
-      if (seen.has(p.id)) repeats = true;
-      seen.add(p.id);
-    }
+  if (
+    !repeats(
+      req.messages.flatMap((m) => m.parts.flatMap((p) => p.type === "tool_call" ? [p.id] : [])),
+    )
+  ) {
+    return req;
   }
-  if (!repeats) return req;
-  const used = new Set<string>();
-  /** Per original id, the new ids of the last assistant turn's calls, in order. */
-  let renamed = new Map<string, string[]>();
+  const ids = toolIdRenamer();
   const messages: Message[] = req.messages.map((m, i) => {
     if (m.role === "assistant") {
       // Consecutive assistant messages (one per call, as some clients send them) are one turn.
-      if (req.messages[i - 1]?.role !== "assistant") renamed = new Map();
+      if (req.messages[i - 1]?.role !== "assistant") ids.turn();
       const parts = m.parts.map((p): Part => {
         if (p.type !== "tool_call") return p;
-        let id = p.id;
-        for (let n = 2; used.has(id); n++) id = `${p.id}_${n}`;
-        used.add(id);
-        renamed.set(p.id, [...(renamed.get(p.id) ?? []), id]);
+        const id = ids.call(p.id);
         return id === p.id ? p : { ...p, id };
       });
       return { ...m, parts };
     }
     const parts = m.parts.map((p): Part => {
       if (p.type !== "tool_result") return p;
-      const ids = renamed.get(p.callId);
-      if (!ids?.length) return p;
-      // Each result answers the next call of that id; a further one, the last.
-      const id = ids.length > 1 ? ids.shift()! : ids[0];
+      const id = ids.result(p.callId);
       return id === p.callId ? p : { ...p, callId: id };
     });
     return { ...m, parts };
   });
   return { ...req, messages };
+}
+
+/** Some id comes twice. */
+export function repeats(ids: Iterable<unknown>): boolean {
+  const seen = new Set<unknown>();
+  for (const id of ids) {
+    if (seen.has(id)) return true;
+    seen.add(id);
+  }
+  return false;
+}
+
+/**
+ * The renaming of `withUniqueToolIds`, for a history in any form: `turn` where an assistant
+ * turn begins, `call` for each call's id (a repeat gets `_2`, `_3`, …), `result` for each
+ * result's (each answers the next call of that id in the last turn; a further one, the last).
+ */
+export function toolIdRenamer() {
+  const used = new Set<string>();
+  /** Per original id, the new ids of the last assistant turn's calls, in order. */
+  let renamed = new Map<string, string[]>();
+  return {
+    turn(): void {
+      renamed = new Map();
+    },
+    call(original: string): string {
+      let id = original;
+      for (let n = 2; used.has(id); n++) id = `${original}_${n}`;
+      used.add(id);
+      renamed.set(original, [...(renamed.get(original) ?? []), id]);
+      return id;
+    },
+    result(original: string): string {
+      const ids = renamed.get(original);
+      if (!ids?.length) return original;
+      return ids.length > 1 ? ids.shift()! : ids[0];
+    },
+  };
 }

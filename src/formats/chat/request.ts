@@ -695,11 +695,7 @@ export function toOpenAIDialect(body: Obj): void {
         tool_calls: out.tool_calls.map((t) => longId(t) ? { ...t, id: openaiToolId(t.id) } : t),
       };
     }
-    if (
-      typeof out.tool_call_id === "string" && openaiToolId(out.tool_call_id) !== out.tool_call_id
-    ) {
-      out = { ...out, tool_call_id: openaiToolId(out.tool_call_id) };
-    }
+    if (tooLongId(out.tool_call_id)) out = { ...out, tool_call_id: openaiToolId(out.tool_call_id) };
     return out;
   });
 }
@@ -713,16 +709,18 @@ function unmarked(x: unknown): unknown {
   return rest;
 }
 
+/** An id OpenAI's chat API would refuse as too long. */
+const tooLongId = (id: unknown): id is string => typeof id === "string" && openaiToolId(id) !== id;
+
 /** A tool call whose id OpenAI's chat API would refuse as too long. */
-const longId = (t: unknown): t is Obj & { id: string } =>
-  isObject(t) && typeof t.id === "string" && openaiToolId(t.id) !== t.id;
+const longId = (t: unknown): t is Obj & { id: string } => isObject(t) && tooLongId(t.id);
 
 function needsDialect(m: unknown): boolean {
   return isObject(m) && (
     OPENROUTER_MESSAGE_ONLY.some((k) => k in m) ||
     (Array.isArray(m.content) && m.content.some(marked)) ||
     (Array.isArray(m.tool_calls) && m.tool_calls.some((t) => marked(t) || longId(t))) ||
-    (typeof m.tool_call_id === "string" && openaiToolId(m.tool_call_id) !== m.tool_call_id)
+    tooLongId(m.tool_call_id)
   );
 }
 

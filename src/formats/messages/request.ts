@@ -5,7 +5,7 @@
  * client format, so it also enforces the vendor's rules that other formats do not have
  * (role alternation, tool results first, temperature range, thinking constraints).
  */
-import { anthropicToolId } from "../tool_ids.ts";
+import { anthropicToolId, repeats, toolIdRenamer } from "../tool_ids.ts";
 import { forAnthropic } from "../chat/reasoning_details.ts";
 import type {
   CacheControl,
@@ -1161,54 +1161,37 @@ const blocksOfMessage = (m: unknown): Block[] =>
   isObject(m) && Array.isArray(m.content) ? m.content as Block[] : [];
 
 function repeatsToolUseId(messages: unknown[]): boolean {
-  const seen = new Set<unknown>();
-  for (const m of messages) {
-    for (const b of blocksOfMessage(m)) {
-      if (b?.type !== "tool_use") continue;
-      if (seen.has(b.id)) return true;
-      seen.add(b.id);
-    }
-  }
-  return false;
+  return repeats(
+    messages.flatMap((m) =>
+      blocksOfMessage(m).flatMap((b) => b?.type === "tool_use" ? [b.id] : [])
+    ),
+  );
 }
 
 /**
- * The messages with each `tool_use` id used once: a repeat is renamed, and the results after
- * its turn renamed with it, in the order the calls were made (as withUniqueToolIds does for the
- * internal form). The messages that change are copied.
+ * The messages with each `tool_use` id used once, renamed as `withUniqueToolIds` renames the
+ * internal form's. The messages that change are copied.
  */
 function withUniqueToolUseIds(messages: unknown[]): unknown[] {
-  const used = new Set<string>();
-  /** Per original id, the new ids of the last assistant turn's calls, in order. */
-  let renamed = new Map<string, string[]>();
+  const ids = toolIdRenamer();
   return messages.map((m, i) => {
     const blocks = blocksOfMessage(m);
     if (blocks.length === 0) return m;
-    if ((m as Block).role === "assistant") {
-      if ((messages[i - 1] as Block | undefined)?.role !== "assistant") renamed = new Map();
-      let changed = false;
-      const content = blocks.map((b) => {
-        if (b?.type !== "tool_use" || typeof b.id !== "string") return b;
-        let id = b.id;
-        for (let n = 2; used.has(id); n++) id = `${b.id}_${n}`;
-        used.add(id);
-        renamed.set(b.id, [...(renamed.get(b.id) ?? []), id]);
-        if (id === b.id) return b;
-        changed = true;
-        return { ...b, id };
-      });
-      return changed ? { ...(m as Block), content } : m;
-    }
+    const assistant = (m as Block).role === "assistant";
+    if (assistant && (messages[i - 1] as Block | undefined)?.role !== "assistant") ids.turn();
     let changed = false;
     const content = blocks.map((b) => {
-      if (b?.type !== "tool_result" || typeof b.tool_use_id !== "string") return b;
-      const ids = renamed.get(b.tool_use_id);
-      if (!ids?.length) return b;
-      // Each result answers the next call of that id; a further one, the last.
-      const id = ids.length > 1 ? ids.shift()! : ids[0];
-      if (id === b.tool_use_id) return b;
+      const field = assistant
+        ? b?.type === "tool_use" && typeof b.id === "string" ? "id" : undefined
+        : b?.type === "tool_result" && typeof b.tool_use_id === "string"
+        ? "tool_use_id"
+        : undefined;
+      if (!field) return b;
+      const original = b[field] as string;
+      const id = assistant ? ids.call(original) : ids.result(original);
+      if (id === original) return b;
       changed = true;
-      return { ...b, tool_use_id: id };
+      return { ...b, [field]: id };
     });
     return changed ? { ...(m as Block), content } : m;
   });
