@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getPriority } from "node:os";
 import { openPglite, type PgliteDb } from "./pglite.ts";
 import { openPgliteThread } from "./pglite_thread.ts";
 
@@ -182,4 +183,35 @@ Deno.test("pglite thread: a store opened from a dump gives its memory back when 
   const grown = (Deno.memoryUsage().rss - before) / 1048576;
   // Each open that kept its dump kept some 40 MB; a suite opens hundreds.
   assert.ok(grown < 150, `RSS grew ${grown.toFixed(0)} MiB over ${n} stores opened and closed`);
+});
+
+/** The nice value of each of this process's threads named `worker-…` (Deno's Workers). */
+async function workerNices(): Promise<Map<string, number>> {
+  const out = await new Deno.Command("ps", {
+    args: ["-T", "-o", "spid=,ni=,comm=", "-p", String(Deno.pid)],
+  }).output();
+  const nices = new Map<string, number>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const [tid, ni, comm] = line.trim().split(/\s+/);
+    if (comm?.startsWith("worker-")) nices.set(tid, Number(ni));
+  }
+  return nices;
+}
+
+Deno.test({
+  name: "pglite thread: the store's thread runs at a lower priority than the requests'",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const before = await workerNices();
+    const db = await openPgliteThread(undefined);
+    try {
+      await db.query("SELECT 1");
+      const opened = [...(await workerNices())].filter(([tid]) => !before.has(tid));
+      assert.equal(opened.length, 1, "one thread more: the store's");
+      const own = getPriority();
+      assert.equal(opened[0][1], Math.min(19, own + 10));
+    } finally {
+      await db.close();
+    }
+  },
 });

@@ -3,7 +3,7 @@
  * Calls are handled as they arrive, without waiting for one another; PGlite's own lock
  * orders the statements, and keeps a transaction's statements alone until it ends.
  */
-import { setPriority } from "node:os";
+import { getPriority, setPriority } from "node:os";
 import type { Db } from "./db.ts";
 import { openPglite, type PgliteDb } from "./pglite.ts";
 import { type Call, type Reply, toWire } from "./pglite_thread.ts";
@@ -23,12 +23,18 @@ const port = self as unknown as {
  */
 const STORE_NICE = 10;
 
+/**
+ * Lowers this thread's priority by STORE_NICE. On Linux `setpriority` with no id (0) names the
+ * calling thread, not the process: the requests' thread keeps its own. Elsewhere it would name
+ * the whole process, so only Linux is asked. (Not by the thread's id from `/proc/thread-self`:
+ * Deno 2 lets only `--allow-all` read that, which `deno task start` does not grant.)
+ */
 function lowerPriority(): void {
+  if (Deno.build.os !== "linux") return;
   try {
-    const tid = Number(Deno.readLinkSync("/proc/thread-self").split("/").pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, STORE_NICE);
+    setPriority(Math.min(19, getPriority() + STORE_NICE));
   } catch {
-    // Not Linux, or not permitted: the store runs at the requests' priority.
+    // Not permitted (`--allow-sys` withheld): the store runs at the requests' priority.
   }
 }
 lowerPriority();
