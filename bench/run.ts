@@ -444,15 +444,15 @@ class Proc {
 }
 
 /**
- * The V8 flags `deno task start` runs Tollgate with (deno.json): the benchmark measures the
- * gateway as it is started, GC settings included. The floors and the mock run on Deno's
- * defaults.
+ * The flags `deno task start` runs Tollgate with (deno.json): the benchmark measures the
+ * gateway as it is started, its permissions (what it may do, e.g. lower its store thread's
+ * priority) and GC settings included. The floors and the mock run on Deno's defaults.
  */
-export function v8FlagsOf(startTask: string): string[] {
-  return startTask.split(/\s+/).filter((t) => t.startsWith("--v8-flags="));
+export function startFlagsOf(startTask: string): string[] {
+  return startTask.split(/\s+/).filter((t) => t.startsWith("--"));
 }
 
-const startV8Flags = v8FlagsOf(
+const startFlags = startFlagsOf(
   (JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))) as {
     tasks: { start: string };
   }).tasks.start,
@@ -1497,7 +1497,7 @@ async function main() {
       if (scratch) tgEnv.DATABASE_URL = scratch.url;
       const p = new Proc(
         "tollgate",
-        pin({ env }, 0, [deno, "run", "-A", ...startV8Flags, ...flags, "src/main.ts"]),
+        pin({ env }, 0, [deno, "run", ...startFlags, ...flags, "src/main.ts"]),
         tgEnv,
       );
       procs.push(p);
@@ -1521,8 +1521,7 @@ async function main() {
         pin({ env }, 0, [
           deno,
           "run",
-          "-A",
-          ...startV8Flags,
+          ...startFlags,
           ...(opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}/nostore`] : []),
           "bench/tollgate_nostore.ts",
         ]),
