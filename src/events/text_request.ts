@@ -126,6 +126,8 @@ export interface WebSearch {
   allowedDomains?: string[];
   /** Approximate location to localise results (two-letter country code, IANA timezone). */
   userLocation?: { city?: string; region?: string; country?: string; timezone?: string };
+  /** How much of the results the model reads (OpenAI's `search_context_size`; only it has one). */
+  contextSize?: SearchContextSize;
   /**
    * The client allows a search but asks for no live web access (Codex's default "cached"
    * search, `external_web_access: false`): only OpenAI's own responses API runs that (the body
@@ -133,6 +135,13 @@ export interface WebSearch {
    * OpenRouter's web plugin (a search on every call) alike, and it binds the call to no upstream.
    */
   optional?: boolean;
+}
+
+export type SearchContextSize = "low" | "medium" | "high";
+
+/** OpenAI's `search_context_size` as the internal form keeps it: one of its three values. */
+export function searchContextSize(v: unknown): SearchContextSize | undefined {
+  return v === "low" || v === "medium" || v === "high" ? v : undefined;
 }
 
 /**

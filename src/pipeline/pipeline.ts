@@ -373,7 +373,7 @@ export function decodeAndRoute(
   }
   let candidates = candidatesFor(app.providers, model.id, allowed, app.breakers);
   if (need?.ownApi) candidates = candidates.filter((c) => !c.provider.quirks.openrouterUsage);
-  if (request.webSearch) candidates = candidates.map((c) => searchVia(c, format, model.id));
+  if (request.webSearch) candidates = candidates.map((c) => searchVia(c, model.id, allowed));
   if (request.tools?.length && allowed.includes("openai-responses")) {
     candidates = candidates.map((c) => toolsVia(c, model.id));
   }
@@ -454,15 +454,17 @@ function stopsFor(
 }
 
 /**
- * A hosted web search transcoded for OpenAI's own API goes to its responses API: its chat API
- * has no search tool (bar its search-preview models), and the search would be dropped.
- * OpenRouter's chat dialect runs it as its web plugin; a client of the chat format itself
- * keeps its pass-through.
+ * A hosted web search for OpenAI's own API goes to its responses API, transcoded: its chat API
+ * has no search tool, and takes chat's `web_search_options` on its search-preview models alone
+ * (any other model: 400 "Web search options not supported with this model"; those models are
+ * chat-only in the providers file, so they stay). OpenRouter's chat API runs a search on any
+ * model (its web plugin, or the option as sent). A body that needs the chat format itself
+ * (`allowed` says so) keeps it.
  */
-function searchVia(c: Candidate, format: ClientFormat, slug: string): Candidate {
+function searchVia(c: Candidate, slug: string, allowed: Protocol[]): Candidate {
   if (
-    c.protocol !== "openai-chat" || format.sameProtocol === "openai-chat" ||
-    c.provider.quirks.openrouterUsage ||
+    c.protocol !== "openai-chat" || c.provider.quirks.openrouterUsage ||
+    !allowed.includes("openai-responses") ||
     !protocolsFor(c.provider, slug).includes("openai-responses")
   ) return c;
   return { ...c, protocol: "openai-responses" };

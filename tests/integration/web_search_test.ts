@@ -363,7 +363,7 @@ Deno.test("web search (responses, OpenAI): a model whose listing prices searches
   });
 });
 
-Deno.test("web search (chat, anthropic upstream): web_search_options runs Claude's search tool, billed per search; a chat upstream gets the option as sent", async () => {
+Deno.test("web search (chat): web_search_options runs Claude's search tool, billed per search; OpenAI's own model searches through its responses API; OpenRouter gets the option as sent", async () => {
   await withGateway(async (g) => {
     const c = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
     const ask = (model: string, n: number) =>
@@ -395,8 +395,27 @@ Deno.test("web search (chat, anthropic upstream): web_search_options runs Claude
       searchesNano(g, 2),
     );
 
-    // Same format upstream: the client's option passes through untouched.
-    await ask(GPT, 0);
+    // OpenAI's chat API takes web_search_options on its search models alone (any other model:
+    // 400 "Web search options not supported with this model"); its responses API searches
+    // with any model, and the answer comes back to the chat client.
+    const viaResponses = await ask(GPT, 1);
+    assert.equal(viaResponses.data.choices[0].message.content, "tok0 tok1 tok2");
+    await g.mock.idle();
+    const sent = g.mock.stats.calls.at(-1)!;
+    assert.equal(sent.path, "/v1/responses");
+    const body = sent.body as Record<string, unknown>;
+    assert.equal("web_search_options" in body, false);
+    assert.deepEqual(
+      (body.tools as Record<string, unknown>[]).filter((t) => t.type === "web_search"),
+      [{
+        type: "web_search",
+        search_context_size: "low",
+        user_location: { type: "approximate", city: "Kazan", country: "RU" },
+      }],
+    );
+
+    // OpenRouter runs the option on any model: it passes through untouched.
+    await ask("deepseek/deepseek-chat", 0);
     await g.mock.idle();
     const passed = g.mock.stats.calls.at(-1)!;
     assert.equal(passed.protocol, "chat");

@@ -32,6 +32,7 @@ import {
   hasCacheMarks,
   isPdfDataUrl,
   isTextDataUrl,
+  searchContextSize,
   textOfDataUrl,
 } from "../../events/text_request.ts";
 
@@ -43,12 +44,14 @@ type Obj = Record<string, unknown>;
  * Chat's `web_search_options` (OpenAI's search models; OpenRouter's web search) as the hosted
  * search every other upstream runs: on a transcoded call a Claude model searches through its
  * own tool rather than answering without the search the client asked for. Its
- * `search_context_size` has no counterpart elsewhere and is left to chat upstreams.
+ * `search_context_size` reaches OpenAI's responses API (no other upstream has one).
  */
 function webSearchOptionsToInternal(o: Obj): WebSearch {
   const out: WebSearch = { maxUses: DEFAULT_WEB_SEARCHES };
   const where = approximateLocation((o.user_location as Obj | null | undefined)?.approximate);
   if (where) out.userLocation = where;
+  const size = searchContextSize(o.search_context_size);
+  if (size) out.contextSize = size;
   return out;
 }
 

@@ -38,6 +38,7 @@ import {
   type Part,
   type ReasoningSettings,
   type ResponseFormat,
+  searchContextSize,
   textOfDataUrl,
   type TextPart,
   type TextRequest,
@@ -496,6 +497,8 @@ function webSearchOf(tools: unknown): WebSearch | undefined {
   if (domains) out.allowedDomains = domains;
   const where = approximateLocation(t.user_location);
   if (where) out.userLocation = where;
+  const size = searchContextSize(t.search_context_size);
+  if (size) out.contextSize = size;
   return out;
 }
 
@@ -729,6 +732,7 @@ export function fromInternal(req: TextRequest, upstreamModel: string): Obj {
     if (req.webSearch.userLocation) {
       search.user_location = { type: "approximate", ...req.webSearch.userLocation };
     }
+    if (req.webSearch.contextSize) search.search_context_size = req.webSearch.contextSize;
     body.tools = [...(body.tools as Obj[] | undefined ?? []), search];
     // No more searches than the hold covers (function tools do not count against this).
     body.max_tool_calls = req.webSearch.maxUses;
