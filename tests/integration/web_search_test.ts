@@ -398,7 +398,7 @@ Deno.test("web search (chat): web_search_options runs Claude's search tool, bill
     // OpenAI's chat API takes web_search_options on its search models alone (any other model:
     // 400 "Web search options not supported with this model"); its responses API searches
     // with any model, and the answer comes back to the chat client.
-    const viaResponses = await ask(GPT, 1);
+    const viaResponses = await ask(GPT, 2);
     assert.equal(viaResponses.data.choices[0].message.content, "tok0 tok1 tok2");
     await g.mock.idle();
     const sent = g.mock.stats.calls.at(-1)!;
@@ -412,6 +412,12 @@ Deno.test("web search (chat): web_search_options runs Claude's search tool, bill
         search_context_size: "low",
         user_location: { type: "approximate", city: "Kazan", country: "RU" },
       }],
+    );
+    // Billed per search at the model's price, as a responses client's would be.
+    assertSearchDebit(
+      await debitOf(g, viaResponses.response.headers.get("x-generation-id")!),
+      await debitOf(g, (await ask(GPT, 0)).response.headers.get("x-generation-id")!),
+      searchesNano(g, 2),
     );
 
     // OpenRouter runs the option on any model: it passes through untouched.
