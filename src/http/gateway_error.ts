@@ -85,6 +85,16 @@ export const insufficientBalance = (extra?: Record<string, unknown>, detail?: st
   });
 
 /**
+ * The key's spend cap, not the balance, refused the hold: a 402 like the balance's (clients
+ * detect it by the status), in words that point at the cap, which a top-up cannot lift.
+ */
+export const keySpendCapReached = (detail: string) =>
+  new GatewayError(402, "Недостаточно лимита расходов ключа: " + detail, {
+    code: "INSUFFICIENT_BALANCE",
+    type: "insufficient_balance",
+  });
+
+/**
  * No provider can serve the model now. `none`: no provider is configured at all (no key set),
  * which the client is told, as the one who started the gateway was at start-up: retries will
  * not help until a key is set.

@@ -1,5 +1,5 @@
 import { formatKopecksUp } from "../billing/money.ts";
-import { GatewayError, insufficientBalance } from "../http/gateway_error.ts";
+import { GatewayError, insufficientBalance, keySpendCapReached } from "../http/gateway_error.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import { isObject } from "../formats/json.ts";
 import { newId } from "../lib/ids.ts";
@@ -40,7 +40,67 @@ export async function reserve(
 ): Promise<Hold> {
   const hold = await tryReserve(app, caller, g);
   if (hold) return hold;
-  throw insufficientBalance(undefined, shortfall(g));
+  throw await refusal(app, caller, g);
+}
+
+/**
+ * The 402 for a refused hold. Where the key's spend cap refused it and the balance would have
+ * covered it, the message says so: "top up the balance" sends a holder whose account has money
+ * the wrong way (Claude Code and Codex print the message as it comes), raising the key's cap is
+ * what helps. Read only on this failure path, from the store as it stands: holds of the key's
+ * other calls in flight are not counted, so a cap they exhaust reads as the general message,
+ * which names both limits.
+ */
+async function refusal(
+  app: AppContext,
+  caller: Caller,
+  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
+): Promise<GatewayError> {
+  if (caller.keyCapped) {
+    try {
+      const [keys, account] = await Promise.all([
+        app.store.listKeys(caller.accountId),
+        app.store.getAccount(caller.accountId),
+      ]);
+      const key = keys.find((k) => k.id === caller.keyId);
+      const limit = key?.spendLimit ?? null;
+      if (key && limit !== null && account && account.balance >= g.amount) {
+        const left = limit > key.spent ? limit - key.spent : 0n;
+        if (left < g.amount) return keySpendCapReached(capShortfall(g, left, limit));
+      }
+    } catch (e) {
+      // The general message names the key's cap too: a store that fails this read loses detail.
+      app.log.log("warn", "reading the key's cap for a 402 failed", {
+        error: (e as Error).message,
+      });
+    }
+  }
+  return insufficientBalance(undefined, shortfall(g));
+}
+
+/** Why the key's cap refused a hold of `amount`, in the 402's words (as `shortfall`). */
+export function capShortfall(
+  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
+  left: bigint,
+  limit: bigint,
+): string {
+  const field = g.limitField ?? "max_tokens";
+  const basis = g.endpoint === "embeddings"
+    ? "(оценка по длине входа)"
+    : g.endpoint === "images"
+    ? "(оценка по параметрам и числу изображений)"
+    : g.floorOutput !== undefined
+    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт ${field})`
+    : `(оценка запроса и ${field} или предел вывода модели)`;
+  const advice = g.endpoint === "embeddings" || g.endpoint === "images"
+    ? "Поднимите лимит ключа"
+    : `Поднимите лимит ключа или задайте ${field} меньше`;
+  // What is left, rounded down to the kopeck: shown as room, it must not overstate it.
+  const kopeck = 10_000_000n;
+  const held = formatKopecksUp(g.amount);
+  const room = formatKopecksUp(left - left % kopeck);
+  return `запрос резервирует до ${held} ₽ ${basis}, а по лимиту ключа осталось ${room} ₽ ` +
+    `из ${formatKopecksUp(limit)} ₽. ${advice}; пополнение баланса здесь не поможет.`;
 }
 
 /**

@@ -1,0 +1,93 @@
+/**
+ * A call refused by the key's spend cap, not by the balance: the 402 must say so. Claude Code
+ * and Codex print the message as it comes; "top up the balance" to a holder whose account has
+ * hundreds of roubles left sends them the wrong way (a top-up cannot help, raising the key's
+ * cap does). Found driving Claude Code and Codex with a capped key on a rich account.
+ */
+import assert from "node:assert/strict";
+import { rubToNano } from "../../src/billing/money.ts";
+import { withGateway } from "../helpers/gateway.ts";
+
+const CLIENTS = new URL("../../../shared/fixtures/clients/", import.meta.url);
+
+/** A recorded client request, re-aimed at `model`, or a minimal one where fixtures are absent. */
+async function recorded(file: string, model: string, fallback: Record<string, unknown>) {
+  try {
+    const rec = JSON.parse(await Deno.readTextFile(new URL(file, CLIENTS)));
+    return { ...rec.body, model };
+  } catch {
+    return { ...fallback, model };
+  }
+}
+
+const cases = [
+  {
+    client: "Claude Code",
+    path: "/v1/messages",
+    file: "claude-code/messages-turn1.request.json",
+    model: "anthropic/claude-sonnet-4.5",
+    fallback: { max_tokens: 32000, stream: true, messages: [{ role: "user", content: "Hi" }] },
+    message: (j: { error: { message: string } }) => j.error.message,
+  },
+  {
+    client: "Codex",
+    path: "/v1/responses",
+    file: "codex/responses-turn1.request.json",
+    model: "openai/gpt-5.1-codex",
+    fallback: { stream: true, input: "Hi" },
+    message: (j: { error: { message: string } }) => j.error.message,
+  },
+];
+
+for (const c of cases) {
+  Deno.test(`key cap: a ${c.client} call refused by the key's spend cap says so, not the balance`, async () => {
+    await withGateway(async (g) => {
+      const a = await g.account("500");
+      const [key] = await g.store.listKeys(a.accountId);
+      await g.store.setKeyLimits(key.id, { spend: rubToNano("0.5") });
+      const res = await fetch(`${g.url}${c.path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${a.key}`,
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+        },
+        body: JSON.stringify(await recorded(c.file, c.model, c.fallback)),
+      });
+      assert.equal(res.status, 402);
+      const text = c.message(await res.json());
+      // What refused it, and how much the cap leaves.
+      assert.match(text, /^Недостаточно лимита расходов ключа/);
+      assert.match(text, /0,50 ₽/);
+      // Not the balance's words, nor its advice: 500 RUB are there.
+      assert.doesNotMatch(text, /на балансе/);
+      assert.doesNotMatch(text, /пополните баланс/i);
+      assert.equal(g.mock.stats.calls.length, 0);
+    });
+  });
+}
+
+Deno.test("key cap: a call the balance cannot cover is still refused in the balance's words", async () => {
+  await withGateway(async (g) => {
+    const a = await g.account("0.01");
+    const [key] = await g.store.listKeys(a.accountId);
+    await g.store.setKeyLimits(key.id, { spend: rubToNano("100") });
+    const res = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${a.key}`,
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({
+        model: "anthropic/claude-sonnet-4.5",
+        max_tokens: 32000,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+    });
+    assert.equal(res.status, 402);
+    const text = (await res.json()).error.message;
+    assert.match(text, /^Недостаточно средств на балансе/);
+    assert.match(text, /пополните баланс/);
+  });
+});
