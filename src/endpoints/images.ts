@@ -13,6 +13,7 @@ import {
   GatewayError,
   insufficientBalance,
   isGatewayError,
+  isKeySpendCapReached,
   noProvider,
   timeoutAsProviderError,
 } from "../http/gateway_error.ts";
@@ -136,10 +137,11 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
       const available = a
         ? a.balance - a.held + unusedLease - (mem ? mem.held + mem.pending : 0n)
         : 0n;
-      throw insufficientBalance(
-        { currentBalance: nanoToRub(available > 0n ? available : 0n) },
-        shortfall({ endpoint: "images", amount }),
-      );
+      const extra = { currentBalance: nanoToRub(available > 0n ? available : 0n) };
+      // A refusal of the key's cap keeps its words (a top-up cannot lift it), with the balance.
+      throw isKeySpendCapReached(e)
+        ? new GatewayError(e.status, e.message, { code: e.code, type: e.type, extra })
+        : insufficientBalance(extra, shortfall({ endpoint: "images", amount }));
     }
     throw e;
   }

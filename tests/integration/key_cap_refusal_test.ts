@@ -91,3 +91,26 @@ Deno.test("key cap: a call the balance cannot cover is still refused in the bala
     assert.match(text, /пополните баланс/);
   });
 });
+
+Deno.test("key cap: an image call refused by the key's spend cap says so, and keeps its currentBalance", async () => {
+  await withGateway(async (g) => {
+    const a = await g.account("500");
+    const [key] = await g.store.listKeys(a.accountId);
+    await g.store.setKeyLimits(key.id, { spend: rubToNano("0.5") });
+    const res = await fetch(`${g.url}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.key}`, "content-type": "application/json" },
+      // A high-quality image is held at some 24 ₽: the balance covers it, the cap does not.
+      body: JSON.stringify({ model: "openai/gpt-image-1", prompt: "x", quality: "high" }),
+    });
+    assert.equal(res.status, 402);
+    const error = (await res.json()).error;
+    assert.match(error.message, /^Недостаточно лимита расходов ключа/);
+    assert.match(error.message, /0,50 ₽/);
+    assert.doesNotMatch(error.message, /пополните баланс/i);
+    // The images 402 names the balance (the spec's `currentBalance`), whichever limit refused.
+    assert.equal(error.currentBalance, 500);
+    assert.equal(error.code, "INSUFFICIENT_BALANCE");
+    assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
