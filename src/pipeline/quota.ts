@@ -58,13 +58,24 @@ async function refusal(
 ): Promise<GatewayError> {
   if (caller.keyCapped) {
     try {
+      // Taken before the account is read, as the images 402 does (images.ts): a lease top-up
+      // committed after the read would otherwise count twice.
+      const unusedLease = app.quota.unusedLease?.(caller.accountId) ?? 0n;
       const [keys, account] = await Promise.all([
         app.store.listKeys(caller.accountId),
         app.store.getAccount(caller.accountId),
       ]);
       const key = keys.find((k) => k.id === caller.keyId);
       const limit = key?.spendLimit ?? null;
-      if (key && limit !== null && account && account.balance >= g.amount) {
+      // What the balance has free for this call, as the hold counts it: less what other calls
+      // hold (in the store, or the embedded wallet's holds and unwritten costs in memory),
+      // plus this instance's unused lease. Where that falls short too, "a top-up cannot help"
+      // would be false: the general message, which names both limits, stands.
+      const mem = account ? app.quota.inMemory?.(account.id) : undefined;
+      const free = account
+        ? account.balance - account.held + unusedLease - (mem ? mem.held + mem.pending : 0n)
+        : 0n;
+      if (key && limit !== null && free >= g.amount) {
         const left = limit > key.spent ? limit - key.spent : 0n;
         if (left < g.amount) return keySpendCapReached(capShortfall(g, left, limit));
       }

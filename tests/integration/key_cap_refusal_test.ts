@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { rubToNano } from "../../src/billing/money.ts";
+import { generateKey } from "../../src/store/keys.ts";
 import { withGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/time.ts";
 
 const CLIENTS = new URL("../../../shared/fixtures/clients/", import.meta.url);
 
@@ -112,5 +114,35 @@ Deno.test("key cap: an image call refused by the key's spend cap says so, and ke
     assert.equal(error.currentBalance, 500);
     assert.equal(error.code, "INSUFFICIENT_BALANCE");
     assert.equal(g.mock.stats.calls.length, 0);
+  });
+});
+
+Deno.test("key cap: where a call in flight leaves the balance short too, the 402 is the balance's", async () => {
+  await withGateway(async (g) => {
+    const a = await g.account("30");
+    const [capped] = await g.store.listKeys(a.accountId);
+    await g.store.setKeyLimits(capped.id, { spend: rubToNano("0.5") });
+    // A second key of the account, with no cap.
+    const second = await generateKey("tg");
+    await g.store.createKey(a.accountId, second.hash, second.display, "second");
+    const image = (key: string, prompt: string) =>
+      fetch(`${g.url}/v1/images/generations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "openai/gpt-image-1", prompt, quality: "high" }),
+      });
+    // The second key's slow call holds 24.25 ₽ of the 30 while the capped key asks as much.
+    const slow = image(second.key, "slow [[mock:first=1500]]");
+    await waitFor("the slow call upstream", () => g.mock.stats.calls.length > 0 || undefined);
+    const res = await image(a.key, "now");
+    assert.equal(res.status, 402);
+    const error = (await res.json()).error;
+    // The cap refuses it, and so do the 5.75 ₽ left free: raising the cap alone would not
+    // help, and "a top-up cannot help" would be false.
+    assert.match(error.message, /^Недостаточно средств на балансе/);
+    assert.equal(error.currentBalance, 5.7517725);
+    const done = await slow;
+    assert.equal(done.status, 200);
+    await done.body?.cancel();
   });
 });
