@@ -20,7 +20,7 @@ import {
 import { admit } from "../pipeline/limit.ts";
 import type { AppContext } from "../pipeline/context.ts";
 import { pricesFor } from "../pipeline/pipeline.ts";
-import { type Hold, reserve, shortfall } from "../pipeline/quota.ts";
+import { freeBalance, type Hold, reserve, shortfall } from "../pipeline/quota.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { candidatesFor } from "../providers/routing.ts";
 import {
@@ -126,17 +126,8 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     });
   } catch (e) {
     if (isGatewayError(e) && e.status === 402) {
-      // This instance's unused lease is part of held but is the account's own money to spend
-      // here. Taken before the account is read: a lease top-up that commits after that read
-      // (another call of the account admitted meanwhile) would be in it and not in the read's
-      // `held`, and the figure would count that money twice, above the balance itself.
-      const unusedLease = app.quota.unusedLease?.(caller.accountId) ?? 0n;
-      const a = await app.store.getAccount(caller.accountId).catch(() => null);
-      // The embedded wallet's holds and unwritten costs are not in the store at all.
-      const mem = a ? app.quota.inMemory?.(a.id) : undefined;
-      const available = a
-        ? a.balance - a.held + unusedLease - (mem ? mem.held + mem.pending : 0n)
-        : 0n;
+      const available = (await freeBalance(app, caller.accountId).catch(() => ({ free: 0n })))
+        .free;
       const extra = { currentBalance: nanoToRub(available > 0n ? available : 0n) };
       // A refusal of the key's cap keeps its words (a top-up cannot lift it), with the balance.
       throw isKeySpendCapReached(e)

@@ -22,6 +22,9 @@ export interface Hold {
   accountId: string;
 }
 
+/** What a hold is sized for, and the limit a caller can lower. */
+type HoldAsked = { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string };
+
 /**
  * The quota stage: reserves the estimate on the balance through the configured wallet
  * (src/billing/quota.ts: in the store, in memory, or against a lease).
@@ -54,27 +57,23 @@ export async function reserve(
 async function refusal(
   app: AppContext,
   caller: Caller,
-  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
+  g: HoldAsked,
 ): Promise<GatewayError> {
   if (caller.keyCapped) {
+    let clear = () => {};
     try {
-      // Taken before the account is read, as the images 402 does (images.ts): a lease top-up
-      // committed after the read would otherwise count twice.
-      const unusedLease = app.quota.unusedLease?.(caller.accountId) ?? 0n;
-      const [keys, account] = await Promise.all([
-        app.store.listKeys(caller.accountId),
-        app.store.getAccount(caller.accountId),
+      // Bounded as the hold is: a store that went silent must not hold the 402 back.
+      const late = new Promise<never>((_, reject) => {
+        clear = deadline(reserveWaitMs, () => reject(new Error("the store did not answer")));
+      });
+      const [keys, { free }] = await Promise.race([
+        Promise.all([app.store.listKeys(caller.accountId), freeBalance(app, caller.accountId)]),
+        late,
       ]);
       const key = keys.find((k) => k.id === caller.keyId);
       const limit = key?.spendLimit ?? null;
-      // What the balance has free for this call, as the hold counts it: less what other calls
-      // hold (in the store, or the embedded wallet's holds and unwritten costs in memory),
-      // plus this instance's unused lease. Where that falls short too, "a top-up cannot help"
-      // would be false: the general message, which names both limits, stands.
-      const mem = account ? app.quota.inMemory?.(account.id) : undefined;
-      const free = account
-        ? account.balance - account.held + unusedLease - (mem ? mem.held + mem.pending : 0n)
-        : 0n;
+      // Where the balance falls short too, "a top-up cannot help" would be false: the general
+      // message, which names both limits, stands.
       if (key && limit !== null && free >= g.amount) {
         const left = limit > key.spent ? limit - key.spent : 0n;
         if (left < g.amount) return keySpendCapReached(capShortfall(g, left, limit));
@@ -84,34 +83,57 @@ async function refusal(
       app.log.log("warn", "reading the key's cap for a 402 failed", {
         error: (e as Error).message,
       });
+    } finally {
+      clear();
     }
   }
   return insufficientBalance(undefined, shortfall(g));
 }
 
-/** Why the key's cap refused a hold of `amount`, in the 402's words (as `shortfall`). */
-export function capShortfall(
-  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
-  left: bigint,
-  limit: bigint,
-): string {
+/**
+ * What an account's balance has free for a call, as a hold counts it: less what other calls
+ * hold (in the store, or the embedded wallet's holds and unwritten costs, which are not in the
+ * store at all), plus this instance's unused lease (part of `held`, but the account's own money
+ * to spend here). The lease is taken before the account is read: a lease top-up committed after
+ * that read (another call of the account admitted meanwhile) would be in it and not in the
+ * read's `held`, and the money would count twice. 0 for an account the store does not have.
+ */
+export async function freeBalance(
+  app: AppContext,
+  accountId: string,
+): Promise<{ free: bigint }> {
+  const unusedLease = app.quota.unusedLease?.(accountId) ?? 0n;
+  const a = await app.store.getAccount(accountId);
+  if (!a) return { free: 0n };
+  const mem = app.quota.inMemory?.(a.id);
+  return { free: a.balance - a.held + unusedLease - (mem ? mem.held + mem.pending : 0n) };
+}
+
+/** What a hold of `g` was estimated from, in the 402's words. */
+function holdBasis(g: HoldAsked): string {
   const field = g.limitField ?? "max_tokens";
-  const basis = g.endpoint === "embeddings"
+  return g.endpoint === "embeddings"
     ? "(оценка по длине входа)"
     : g.endpoint === "images"
     ? "(оценка по параметрам и числу изображений)"
     : g.floorOutput !== undefined
-    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт ${field})`
+    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт ${field}, меньше ` +
+      `не резервируется)`
     : `(оценка запроса и ${field} или предел вывода модели)`;
+}
+
+/** Why the key's cap refused a hold of `amount`, in the 402's words (as `shortfall`). */
+export function capShortfall(g: HoldAsked, left: bigint, limit: bigint): string {
+  const field = g.limitField ?? "max_tokens";
   const advice = g.endpoint === "embeddings" || g.endpoint === "images"
     ? "Поднимите лимит ключа"
     : `Поднимите лимит ключа или задайте ${field} меньше`;
   // What is left, rounded down to the kopeck: shown as room, it must not overstate it.
   const kopeck = 10_000_000n;
-  const held = formatKopecksUp(g.amount);
   const room = formatKopecksUp(left - left % kopeck);
-  return `запрос резервирует до ${held} ₽ ${basis}, а по лимиту ключа осталось ${room} ₽ ` +
-    `из ${formatKopecksUp(limit)} ₽. ${advice}; пополнение баланса здесь не поможет.`;
+  return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${holdBasis(g)}, а по лимиту ` +
+    `ключа осталось ${room} ₽ из ${formatKopecksUp(limit)} ₽. ${advice}; пополнение баланса ` +
+    "здесь не поможет.";
 }
 
 /**
@@ -120,23 +142,17 @@ export function capShortfall(
  * the client never sent (Codex has no setting for one) is no advice. `limitField`: the
  * endpoint's output limit as its clients name it (the responses API has no `max_tokens`).
  */
-export function shortfall(
-  g: { endpoint: string; amount: bigint; floorOutput?: number; limitField?: string },
-): string {
+export function shortfall(g: HoldAsked): string {
   const field = g.limitField ?? "max_tokens";
   // A hold, not the price: clients that send no max_tokens are held for the model's whole
   // output cap, which a modest balance may not cover though the answer would cost kopecks.
-  const basis = g.endpoint === "embeddings"
-    ? "(оценка по длине входа). Пополните баланс"
-    : g.endpoint === "images"
-    ? "(оценка по параметрам и числу изображений). Пополните баланс"
+  const advice = g.endpoint === "embeddings" || g.endpoint === "images"
+    ? "Пополните баланс"
     : g.floorOutput !== undefined
-    ? `(оценка запроса и ${g.floorOutput} токенов вывода: запрос не задаёт ${field}, меньше ` +
-      `не резервируется). Пополните баланс или задайте ${field} меньше`
-    : `(оценка запроса и ${field} или предел вывода модели). Уменьшите ${field} или ` +
-      "пополните баланс";
-  return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${basis}; лимит расходов ключа ` +
-    `тоже учитывается.`;
+    ? `Пополните баланс или задайте ${field} меньше`
+    : `Уменьшите ${field} или пополните баланс`;
+  return `запрос резервирует до ${formatKopecksUp(g.amount)} ₽ ${holdBasis(g)}. ${advice}; ` +
+    "лимит расходов ключа тоже учитывается.";
 }
 
 /** A call refused or ended because this instance is stopping: another may take it at once. */
