@@ -11,16 +11,14 @@ import { renderError } from "../http/envelopes.ts";
 import {
   badRequest,
   GatewayError,
-  insufficientBalance,
   isGatewayError,
-  isKeySpendCapReached,
   noProvider,
   timeoutAsProviderError,
 } from "../http/gateway_error.ts";
 import { admit } from "../pipeline/limit.ts";
 import type { AppContext } from "../pipeline/context.ts";
 import { pricesFor } from "../pipeline/pipeline.ts";
-import { freeBalance, type Hold, reserve, shortfall } from "../pipeline/quota.ts";
+import { reserve } from "../pipeline/quota.ts";
 import type { Protocol } from "../providers/provider.ts";
 import { candidatesFor } from "../providers/routing.ts";
 import {
@@ -116,26 +114,14 @@ export async function handleImages(req: Request, app: AppContext): Promise<Respo
     );
     if (h > amount) amount = h;
   }
-  let hold: Hold;
-  try {
-    hold = await reserve(app, caller, {
-      endpoint: "images",
-      model: call.model.id,
-      stream: false,
-      amount,
-    });
-  } catch (e) {
-    if (isGatewayError(e) && e.status === 402) {
-      const available = (await freeBalance(app, caller.accountId).catch(() => ({ free: 0n })))
-        .free;
-      const extra = { currentBalance: nanoToRub(available > 0n ? available : 0n) };
-      // A refusal of the key's cap keeps its words (a top-up cannot lift it), with the balance.
-      throw isKeySpendCapReached(e)
-        ? new GatewayError(e.status, e.message, { code: e.code, type: e.type, extra })
-        : insufficientBalance(extra, shortfall({ endpoint: "images", amount }));
-    }
-    throw e;
-  }
+  // The spec's images 402 names the balance free for the call (`currentBalance`).
+  const hold = await reserve(app, caller, {
+    endpoint: "images",
+    model: call.model.id,
+    stream: false,
+    amount,
+    withBalance: true,
+  });
 
   const closer = new Closer(app, hold);
   const headers = {

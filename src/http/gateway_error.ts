@@ -84,24 +84,16 @@ export const insufficientBalance = (extra?: Record<string, unknown>, detail?: st
     extra,
   });
 
-const KEY_CAP_WORDS = "Недостаточно лимита расходов ключа";
-
 /**
  * The key's spend cap, not the balance, refused the hold: a 402 like the balance's (clients
  * detect it by the status), in words that point at the cap, which a top-up cannot lift.
  */
-export const keySpendCapReached = (detail: string) =>
-  new GatewayError(402, `${KEY_CAP_WORDS}: ${detail}`, {
+export const keySpendCapReached = (detail: string, extra?: Record<string, unknown>) =>
+  new GatewayError(402, "Недостаточно лимита расходов ключа: " + detail, {
     code: "INSUFFICIENT_BALANCE",
     type: "insufficient_balance",
+    extra,
   });
-
-/**
- * A 402 of the key's spend cap (`keySpendCapReached`): the images endpoint, which adds the
- * balance to every 402 it gives, keeps these words rather than the balance's.
- */
-export const isKeySpendCapReached = (e: GatewayError) =>
-  e.status === 402 && e.message.startsWith(`${KEY_CAP_WORDS}: `);
 
 /**
  * No provider can serve the model now. `none`: no provider is configured at all (no key set),

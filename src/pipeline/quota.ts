@@ -1,4 +1,4 @@
-import { formatKopecksUp } from "../billing/money.ts";
+import { formatKopecksUp, nanoToRub } from "../billing/money.ts";
 import { GatewayError, insufficientBalance, keySpendCapReached } from "../http/gateway_error.ts";
 import { DEFAULT_WEB_SEARCHES } from "../events/text_request.ts";
 import { isObject } from "../formats/json.ts";
@@ -39,6 +39,8 @@ export async function reserve(
     amount: bigint;
     floorOutput?: number;
     limitField?: string;
+    /** The 402 carries `currentBalance`, what the balance has free for the call (images). */
+    withBalance?: boolean;
   },
 ): Promise<Hold> {
   const hold = await tryReserve(app, caller, g);
@@ -57,8 +59,11 @@ export async function reserve(
 async function refusal(
   app: AppContext,
   caller: Caller,
-  g: HoldAsked,
+  g: HoldAsked & { withBalance?: boolean },
 ): Promise<GatewayError> {
+  let free: bigint | undefined;
+  /** Why the key's cap refused it, where the balance would have covered it. */
+  let cap: string | undefined;
   if (caller.keyCapped) {
     let clear = () => {};
     try {
@@ -66,17 +71,18 @@ async function refusal(
       const late = new Promise<never>((_, reject) => {
         clear = deadline(reserveWaitMs, () => reject(new Error("the store did not answer")));
       });
-      const [keys, { free }] = await Promise.race([
+      const [keys, read] = await Promise.race([
         Promise.all([app.store.listKeys(caller.accountId), freeBalance(app, caller.accountId)]),
         late,
       ]);
+      free = read.free;
       const key = keys.find((k) => k.id === caller.keyId);
       const limit = key?.spendLimit ?? null;
       // Where the balance falls short too, "a top-up cannot help" would be false: the general
       // message, which names both limits, stands.
       if (key && limit !== null && free >= g.amount) {
         const left = limit > key.spent ? limit - key.spent : 0n;
-        if (left < g.amount) return keySpendCapReached(capShortfall(g, left, limit));
+        if (left < g.amount) cap = capShortfall(g, left, limit);
       }
     } catch (e) {
       // The general message names the key's cap too: a store that fails this read loses detail.
@@ -87,7 +93,14 @@ async function refusal(
       clear();
     }
   }
-  return insufficientBalance(undefined, shortfall(g));
+  let extra: Record<string, unknown> | undefined;
+  if (g.withBalance) {
+    free ??= await freeBalance(app, caller.accountId).then((r) => r.free, () => 0n);
+    extra = { currentBalance: nanoToRub(free > 0n ? free : 0n) };
+  }
+  return cap !== undefined
+    ? keySpendCapReached(cap, extra)
+    : insufficientBalance(extra, shortfall(g));
 }
 
 /**
