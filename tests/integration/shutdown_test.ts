@@ -3,7 +3,26 @@
  * then ends with the format's in-stream error; the process settles it and exits 0.
  */
 import assert from "node:assert/strict";
+import type { Store } from "../../src/store/store.ts";
 import { type GatewayProcess, longStream, withGatewayProcesses } from "../helpers/process.ts";
+
+/** A JSON POST to the gateway process with its demo key. */
+function post(gw: GatewayProcess, path: string, body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${gw.port}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${gw.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Nothing held on the account, and its ledger sums to its balance. The ledger. */
+async function assertBalanced(store: Store, accountId: string) {
+  const a = (await store.getAccount(accountId))!;
+  assert.equal(a.held, 0n, "the hold is released");
+  const ledger = await store.listLedger(accountId);
+  assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+  return ledger;
+}
 
 /**
  * SIGTERM while `pending` (a call the upstream answers only after 30 s) waits: the call must
@@ -55,11 +74,8 @@ Deno.test("shutdown: SIGTERM ends an open stream after the grace period, settles
       const g = await store.getGeneration(accountId, id);
       assert.equal(g?.status, "failed");
       assert.ok(g!.cost > 0n, "what was relayed before the end is billed");
-      const ledger = await store.listLedger(accountId);
+      const ledger = await assertBalanced(store, accountId);
       assert.equal(ledger.filter((e) => e.generationId === id).length, 1);
-      const a = (await store.getAccount(accountId))!;
-      assert.equal(a.held, 0n);
-      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
     });
   }));
 
@@ -70,14 +86,10 @@ Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, 
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     // A model that takes its time over a whole answer (or a client that left unnoticed): the
     // upstream says nothing for 30 s, past any grace a supervisor gives.
-    const pending = fetch(`http://127.0.0.1:${port}/v1/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "openai/gpt-4o-mini",
-        max_tokens: 100,
-        messages: [{ role: "user", content: "slow [[mock:first=30000]]" }],
-      }),
+    const pending = post(gw, "/v1/messages", {
+      model: "openai/gpt-4o-mini",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "slow [[mock:first=30000]]" }],
     });
     const { res } = await sigtermDuring(gw, pending);
     const id = res.headers.get("x-generation-id");
@@ -86,11 +98,8 @@ Deno.test("shutdown: a whole answer still awaited when the grace ends is a 503, 
     await inStore(async (store) => {
       const g = await store.getGeneration(accountId, id);
       assert.equal(g?.status, "failed");
-      const ledger = await store.listLedger(accountId);
+      const ledger = await assertBalanced(store, accountId);
       assert.ok(ledger.filter((e) => e.generationId === id).length <= 1);
-      const a = (await store.getAccount(accountId))!;
-      assert.equal(a.held, 0n, "the hold is released");
-      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
     });
   }));
 
@@ -100,14 +109,10 @@ Deno.test("shutdown: a stream still in its first-token peek when the grace ends 
     const { key, accountId, port } = gw;
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     const ask = (content: string) =>
-      fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "openai/gpt-4o-mini",
-          stream: true,
-          messages: [{ role: "user", content }],
-        }),
+      post(gw, "/v1/chat/completions", {
+        model: "openai/gpt-4o-mini",
+        stream: true,
+        messages: [{ role: "user", content }],
       });
     // A first call warms the process, so that the next reaches its upstream at once.
     await (await ask("warm [[mock:tokens=1]]")).text();
@@ -121,10 +126,7 @@ Deno.test("shutdown: a stream still in its first-token peek when the grace ends 
     await inStore(async (store) => {
       const g = await store.getGeneration(accountId, id);
       assert.equal(g?.status, "failed");
-      const a = (await store.getAccount(accountId))!;
-      assert.equal(a.held, 0n, "the hold is released");
-      const ledger = await store.listLedger(accountId);
-      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+      await assertBalanced(store, accountId);
     });
   }));
 
@@ -135,20 +137,16 @@ Deno.test("shutdown: an image still being made when the grace ends is a 503, set
     assert.ok(key && accountId && port, "start-up printed a key, the account and the port");
     // An image model that takes its time (a minute is usual at high resolutions): the upstream
     // says nothing for 30 s, past any grace a supervisor gives.
-    const pending = fetch(`http://127.0.0.1:${port}/v1/images/generations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "openai/gpt-image-1", prompt: "slow [[mock:first=30000]]" }),
+    const pending = post(gw, "/v1/images/generations", {
+      model: "openai/gpt-image-1",
+      prompt: "slow [[mock:first=30000]]",
     });
     const { text } = await sigtermDuring(gw, pending);
     // The images endpoint's own (coded) envelope.
     assert.equal(typeof JSON.parse(text).error.code, "string");
 
     await inStore(async (store) => {
-      const a = (await store.getAccount(accountId))!;
-      assert.equal(a.held, 0n, "the hold is released");
-      const ledger = await store.listLedger(accountId);
-      assert.equal(ledger.reduce((s, e) => s + e.amount, 0n), a.balance);
+      await assertBalanced(store, accountId);
       const gens = await store.listGenerations(accountId, { limit: 10 });
       assert.equal(gens.length, 1);
       assert.equal(gens[0].status, "failed");
